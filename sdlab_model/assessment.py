@@ -1,0 +1,131 @@
+"""``evaluate``: one workload in, everything the lab shows out.
+
+Latency comes from the chosen model (``queueing``, the default, or the seed's ``teaching`` model);
+the architecture recommendation, node and flow states, meters, decisions and reasons come from the
+seed's rules (``sdlab_model.design``) applied to that model's own capacity and p99.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sdlab_model import queueing, teaching
+from sdlab_model.design import Decision, Design, Meter, Needs, Reason, Stage, assess
+from sdlab_model.latency import Accuracy, LatencyResult
+from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.workload import Workload
+
+ModelName = Literal["queueing", "teaching"]
+
+__all__ = [
+    "Assessment",
+    "Decision",
+    "Meter",
+    "ModelName",
+    "Needs",
+    "Reason",
+    "Stage",
+    "evaluate",
+    "latency",
+    "min_replicas_for_target",
+]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Everything the lab shows for one workload under one model."""
+
+    workload: Workload
+    model: ModelName
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float
+    compute_ms: float
+    batch_wait_ms: float
+    queue_ms: float
+    capacity_rps: float
+    utilization: float
+    is_stable: bool
+    mean_batch_size: float
+    accuracy: Accuracy
+    accuracy_note: str
+    needs: Needs
+    stage: Stage
+    node_states: dict[str, str]
+    flow_states: dict[tuple[str, str], str]
+    meters: tuple[Meter, ...]
+    decisions: tuple[Decision, ...]
+    reasons: tuple[Reason, ...]
+    min_replicas_for_target: int | None
+
+    @property
+    def meets_target(self) -> bool:
+        return self.is_stable and self.p99_ms <= self.workload.p99_target_ms
+
+
+def _check_model(model: str) -> None:
+    if model not in ("queueing", "teaching"):
+        raise ValueError(f"model={model!r} is not one of 'queueing', 'teaching'")
+
+
+def latency(workload: Workload, model: ModelName = "queueing") -> LatencyResult:
+    """The chosen model's latency result for one workload."""
+    _check_model(model)
+    return teaching.latency(workload) if model == "teaching" else queueing.latency(workload)
+
+
+def p99_grid(
+    workload: Workload,
+    rates_rps: np.ndarray,
+    replicas: np.ndarray,
+    model: ModelName = "queueing",
+) -> np.ndarray:
+    """p99 (ms) over rates x replicas, shape ``(len(replicas), len(rates))``, ``inf`` where unstable.
+
+    Every other input is the workload's. Vectorized: no Python loop per cell.
+    """
+    _check_model(model)
+    module = teaching if model == "teaching" else queueing
+    return module.p99_grid(workload, np.asarray(rates_rps, float), np.asarray(replicas, float))
+
+
+def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -> int | None:
+    """Smallest replica count (up to the slider maximum) whose p99 meets the target, else None."""
+    top = int(NUMERIC_BY_NAME["replicas"].maximum)
+    counts = np.arange(1, top + 1, dtype=float)
+    p99 = p99_grid(workload, np.array([workload.rate_rps]), counts, model)[:, 0]
+    meets = np.flatnonzero(p99 <= workload.p99_target_ms)
+    return int(counts[meets[0]]) if meets.size else None
+
+
+def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
+    """Assess one workload: latencies, capacity, stability, recommendation, states and advice."""
+    result = latency(workload, model)
+    design: Design = assess(workload, result)
+    return Assessment(
+        workload=workload,
+        model=model,
+        p50_ms=result.p50_ms,
+        p95_ms=result.p95_ms,
+        p99_ms=result.p99_ms,
+        compute_ms=result.compute_ms,
+        batch_wait_ms=result.batch_wait_ms,
+        queue_ms=result.queue_ms,
+        capacity_rps=result.capacity_rps,
+        utilization=result.utilization,
+        is_stable=result.is_stable,
+        mean_batch_size=result.mean_batch_size,
+        accuracy=result.accuracy,
+        accuracy_note=result.accuracy_note,
+        needs=design.needs,
+        stage=design.stage,
+        node_states=design.node_states,
+        flow_states=design.flow_states,
+        meters=design.meters,
+        decisions=design.decisions,
+        reasons=design.reasons,
+        min_replicas_for_target=min_replicas_for_target(workload, model),
+    )

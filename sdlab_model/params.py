@@ -1,0 +1,121 @@
+"""Input ranges, defaults and hardware constants: the one place pages and models read them from.
+
+The six main inputs and two toggles are the seed page's (shared/SEED_MODEL.md, "Inputs"). The
+advanced knobs belong to the queueing model; their defaults are chosen so that the queueing model
+keeps the seed's budgets roughly (a CPU replica serves ~1,000 req/s of a 15 ms model; a batched GPU
+replica serves tens of times that) and tells the same story on the five scenario cards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Scale = Literal["log", "linear"]
+
+
+@dataclass(frozen=True)
+class NumericInput:
+    """One numeric input: its range, default, scale and how a person reads it."""
+
+    name: str
+    label: str
+    minimum: float
+    maximum: float
+    default: float
+    scale: Scale
+    unit: str
+    integer: bool
+    help: str
+    advanced: bool = False
+
+
+@dataclass(frozen=True)
+class ToggleInput:
+    """One on/off input."""
+
+    name: str
+    label: str
+    default: bool
+    help: str
+
+
+NUMERIC_INPUTS: tuple[NumericInput, ...] = (
+    NumericInput(
+        "rate_rps", "Request rate", 1, 500_000, 200, "log", "req/s", False,
+        "Inference requests per second, all models together.",
+    ),
+    NumericInput(
+        "model_latency_ms", "Model latency", 1, 500, 20, "log", "ms", False,
+        "One forward pass for one request on a CPU worker, before batching or queueing.",
+    ),
+    NumericInput(
+        "batch_window_ms", "Batch window", 0, 100, 5, "linear", "ms", False,
+        "How long the batcher holds the oldest waiting request to collect a batch "
+        "(Triton's max queue delay).",
+    ),
+    NumericInput(
+        "replicas", "Replicas", 1, 500, 2, "log", "", True,
+        "Model-server instances behind the gateway.",
+    ),
+    NumericInput(
+        "models_hosted", "Models hosted", 1, 500, 1, "log", "", True,
+        "Distinct models or versions served at once.",
+    ),
+    NumericInput(
+        "p99_target_ms", "p99 target", 5, 1_000, 100, "log", "ms", False,
+        "End-to-end budget for the 99th percentile, queueing included.",
+    ),
+    NumericInput(
+        "max_batch_size", "Max batch size", 1, 256, 32, "log", "", True,
+        "Largest batch a server takes at once (Triton's max_batch_size).",
+        advanced=True,
+    ),
+    NumericInput(
+        "cpu_workers_per_replica", "CPU workers per replica", 1, 64, 16, "log", "", True,
+        "Parallel single-threaded model workers on one CPU replica (one per core).",
+        advanced=True,
+    ),
+    NumericInput(
+        "gpu_instances_per_replica", "GPU model instances per replica", 1, 16, 4, "log", "", True,
+        "Model instances a GPU replica runs batches on (e.g. one per GPU on a 4-GPU node).",
+        advanced=True,
+    ),
+    NumericInput(
+        "gpu_speedup", "GPU speed-up for one request", 1, 50, 8, "log", "x", False,
+        "How many times faster a GPU instance runs one request than a CPU worker.",
+        advanced=True,
+    ),
+    NumericInput(
+        "cpu_batch_overhead_share", "CPU fixed share of a call", 0, 0.95, 5 / 6, "linear", "", False,
+        "Part of a single-request call on CPU that a batch pays once (framework overhead, weight "
+        "reads). 5/6 makes the CPU batching ceiling 6x, the seed's.",
+        advanced=True,
+    ),
+    NumericInput(
+        "gpu_batch_overhead_share", "GPU fixed share of a call", 0, 0.995, 0.97, "linear", "", False,
+        "Part of a single-request call on GPU that a batch pays once (kernel launches, weight "
+        "reads from memory).",
+        advanced=True,
+    ),
+)
+
+TOGGLE_INPUTS: tuple[ToggleInput, ...] = (
+    ToggleInput("dynamic_batching", "Dynamic batching", True,
+                "Let a free server take several waiting requests as one batch."),
+    ToggleInput("gpu", "GPU acceleration", False, "Run the model on GPU replicas."),
+)
+
+NUMERIC_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in NUMERIC_INPUTS}
+TOGGLE_BY_NAME: dict[str, ToggleInput] = {spec.name: spec for spec in TOGGLE_INPUTS}
+INPUT_NAMES: tuple[str, ...] = tuple(NUMERIC_BY_NAME) + tuple(TOGGLE_BY_NAME)
+
+MODEL_CHOICES: tuple[str, ...] = ("queueing", "teaching")
+DEFAULT_MODEL = "queueing"
+
+# The seed's teaching budgets (shared/SEED_MODEL.md, "Constants"). Not vendor limits.
+SEED_CPU_REPLICA_RPS_AT_15MS = 1_000.0
+SEED_GPU_FACTOR = 8.0
+SEED_BATCH_MULTIPLIER_CEILING = 6.0
+SAFE_UTILIZATION = 0.75
+MODELS_PER_REPLICA_HOT = 4
