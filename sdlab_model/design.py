@@ -1,18 +1,60 @@
-"""The seed's design rules: need-flags, recommended stage, node/flow states, meters, decisions, reasons.
+"""The seed's design rules: need-flags, stage, node and flow states, meters, decisions, reasons.
 
-PLACEHOLDER CONTRACT — to be implemented from shared/SEED_MODEL.md.
+The rules are the seed page's, exactly (shared/SEED_MODEL.md: thresholds, states and the order of
+the reasons). What the page computed from its own heuristic latency model — utilization, whether
+the fleet is over capacity, whether the p99 misses its target — comes here from the
+``LatencyResult`` passed in, so the same rules read the queueing model's capacity and p99 when that
+model is chosen, and reproduce the page when the teaching model is. The queueing model may report
+``p99_ms = inf`` and ``utilization >= 1`` for an unstable queue: every rule, ratio and text below
+handles that (an infinite ratio, "unstable (∞)" in the text), and nothing is ever NaN.
+
+The prose (titles aside) is ours; only the facts are the seed's.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
+from sdlab_model.architecture import FLOWS, NODE_IDS
 from sdlab_model.latency import LatencyResult
+from sdlab_model.params import MODELS_PER_REPLICA_HOT, SAFE_UTILIZATION
+from sdlab_model.teaching import batch_active
 from sdlab_model.workload import Workload
 
 MeterStatus = Literal["ok", "warning", "danger"]
 ReasonStatus = Literal["ok", "warning", "danger"]
+DecisionState = Literal["needed", "useful", "tradeoff", "not-yet"]
+
+METER_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
+REASON_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
+DECISION_STATES: tuple[str, ...] = ("needed", "useful", "tradeoff", "not-yet")
+
+# The seed's rule thresholds (shared/SEED_MODEL.md, "Raw need-flags" and the node states).
+TIGHT_TAIL_TARGET_MS = 60.0
+BATCHING_RATE_RPS = 1_000.0  # batching pays off above this rate unless the tail is tight ...
+BATCHING_ANY_TARGET_RATE_RPS = 2_000.0  # ... and above this one regardless
+HEAVY_MODEL_LATENCY_MS = 40.0
+HIGH_RATE_RPS = 5_000.0  # GPU (for heavy models) and autoscaling both start here
+AUTOSCALE_REPLICAS = 5
+CANARY_MODELS = 2  # more models than this means versions are in flight: split traffic
+PACKING_MODELS = 20
+PACKING_SLOT_SHARE = 0.5
+PACKING_PRESSURE_MODELS = 60.0
+REPLICA_WARNING_UTILIZATION = 0.6
+FLEET_METER_REPLICAS = 100.0
+MAX_REASONS = 7
+
+# Meter status: a ratio of 1.0 is at the limit. The flags it mirrors (over_capacity, tail_missed)
+# are strict inequalities, so being exactly at the limit is a warning, and only past it danger.
+METER_WARNING_RATIO = 0.8
+
+# The accelerator-efficiency meter is a fixed score per situation in the seed, not a measurement.
+GPU_BATCHED_RATIO = 0.85
+GPU_UNBATCHED_RATIO = 1.4
+CPU_NEEDS_GPU_RATIO = 1.2
+CPU_ENOUGH_RATIO = 0.3
 
 
 @dataclass(frozen=True)
@@ -46,7 +88,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class Meter:
-    """One bottleneck meter: ratio 1.0 = at the limit."""
+    """One bottleneck meter: ratio 1.0 = at the limit (``inf`` for an unstable queue's p99)."""
 
     id: str
     label: str
@@ -62,7 +104,7 @@ class Decision:
 
     id: str
     label: str
-    state: str
+    state: DecisionState
     text: str
 
 
@@ -77,6 +119,8 @@ class Reason:
 
 @dataclass(frozen=True)
 class Design:
+    """Everything the seed's rules say about one workload under one latency result."""
+
     needs: Needs
     stage: Stage
     node_states: dict[str, str]
@@ -86,5 +130,417 @@ class Design:
     reasons: tuple[Reason, ...]
 
 
+# The five shapes in the order the seed tries them; the request paths are node ids.
+STAGES: dict[int, Stage] = {
+    1: Stage(
+        1, "Single model endpoint",
+        "One replica behind a gateway: the load is light, so anything more would only add "
+        "latency and cost.",
+        ("gateway", "replicas"),
+    ),
+    2: Stage(
+        2, "Multi-model packed fleet + canary rollout",
+        "Many models share a packed GPU fleet; the gateway routes by model and splits canary "
+        "traffic, and the registry says which version each name serves.",
+        ("gateway", "replicas", "gpu_pool", "registry"),
+    ),
+    3: Stage(
+        3, "GPU autoscaling fleet + registry + canary",
+        "Batched GPU replicas scale with the load; a registry versions the models and canaries "
+        "make each release reversible.",
+        ("gateway", "batcher", "replicas", "gpu_pool", "registry"),
+    ),
+    4: Stage(
+        4, "GPU + dynamic batching + autoscaling",
+        "A heavy model at a high rate: batch onto GPUs and let an autoscaler follow the load.",
+        ("gateway", "batcher", "replicas", "gpu_pool"),
+    ),
+    5: Stage(
+        5, "Dynamic batching on CPU replicas",
+        "Batch concurrent requests on the CPU replicas you have before buying more of them.",
+        ("gateway", "batcher", "replicas"),
+    ),
+}
+
+
+def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
+    """The seed's need-flags: utilization and p99 from ``latency``, the rest from the inputs."""
+    rate = workload.rate_rps
+    models = workload.models_hosted
+    replicas = workload.replicas
+    tight_tail = workload.p99_target_ms <= TIGHT_TAIL_TARGET_MS
+    needs_batching = (
+        (rate > BATCHING_RATE_RPS and not tight_tail) or rate > BATCHING_ANY_TARGET_RATE_RPS
+    )
+    needs_gpu = workload.model_latency_ms >= HEAVY_MODEL_LATENCY_MS and rate > HIGH_RATE_RPS
+    models_per_slot = models / (replicas * MODELS_PER_REPLICA_HOT)
+    return Needs(
+        tight_tail=tight_tail,
+        needs_batching=needs_batching,
+        needs_gpu=needs_gpu,
+        needs_autoscale=rate > HIGH_RATE_RPS or replicas > AUTOSCALE_REPLICAS,
+        needs_registry=models > 1,
+        needs_canary=models > CANARY_MODELS,
+        needs_packing=(
+            models > replicas or models_per_slot > PACKING_SLOT_SHARE or models > PACKING_MODELS
+        ),
+        over_capacity=latency.utilization > SAFE_UTILIZATION,
+        tail_missed=latency.p99_ms > workload.p99_target_ms,
+        models_per_slot=models_per_slot,
+        packing_pressure=max(models_per_slot, models / PACKING_PRESSURE_MODELS),
+        batching_in_architecture=workload.dynamic_batching or needs_batching,
+        gpu_in_architecture=workload.gpu or needs_gpu,
+    )
+
+
+def recommend_stage(needs: Needs) -> Stage:
+    """The first of the seed's five shapes whose rule matches."""
+    if not (
+        needs.batching_in_architecture
+        or needs.gpu_in_architecture
+        or needs.needs_registry
+        or needs.needs_autoscale
+    ):
+        return STAGES[1]
+    if needs.needs_packing:
+        return STAGES[2]
+    if needs.needs_registry and needs.gpu_in_architecture:
+        return STAGES[3]
+    if needs.gpu_in_architecture:
+        return STAGES[4]
+    if needs.batching_in_architecture:
+        return STAGES[5]
+    # Left: registry or autoscaling alone, on unbatched CPU. The seed draws a single endpoint then.
+    return STAGES[1]
+
+
+def _first(*rules: tuple[bool, str], otherwise: str) -> str:
+    """The state of the first rule whose condition holds, as the seed reads its rules in order."""
+    return next((state for condition, state in rules if condition), otherwise)
+
+
+def node_states_of(workload: Workload, latency: LatencyResult, needs: Needs) -> dict[str, str]:
+    """State of each of the nine nodes, from the raw flags (not the architecture flags)."""
+    if workload.dynamic_batching:
+        batcher = "ok" if batch_active(workload) else "warning"
+    else:
+        batcher = "needed" if needs.needs_batching else "inactive"
+    replicas = _first(
+        (needs.over_capacity, "overloaded"),
+        (latency.utilization > REPLICA_WARNING_UTILIZATION, "warning"),
+        otherwise="ok",
+    )
+    gpu_pool = _first((workload.gpu, "ok"), (needs.needs_gpu, "needed"), otherwise="inactive")
+    canary = "needed" if needs.needs_canary else "inactive"
+    states = {
+        "client": "ok",
+        "gateway": "ok",
+        "traffic_split": canary,
+        "batcher": batcher,
+        "replicas": replicas,
+        "registry": "needed" if needs.needs_registry else "inactive",
+        "gpu_pool": gpu_pool,
+        "metrics": "warning" if needs.tail_missed else "ok",
+        "shadow": canary,
+    }
+    return {node_id: states[node_id] for node_id in NODE_IDS}
+
+
+def flow_states_of(needs: Needs) -> dict[tuple[str, str], str]:
+    """State of each of the nine flows."""
+
+    def active(condition: bool) -> str:
+        return "active" if condition else "inactive"
+
+    batched = needs.batching_in_architecture
+    states = {
+        ("client", "gateway"): "active",
+        ("gateway", "traffic_split"): active(needs.needs_canary),
+        ("gateway", "batcher"): active(batched),
+        ("gateway", "replicas"): active(not batched),
+        ("batcher", "replicas"): active(batched),
+        ("replicas", "gpu_pool"): active(needs.gpu_in_architecture),
+        ("replicas", "registry"): active(needs.needs_registry),
+        ("traffic_split", "shadow"): active(needs.needs_canary),
+        ("replicas", "metrics"): "warning" if needs.tail_missed else "active",
+    }
+    return {flow: states[flow] for flow in FLOWS}
+
+
+def meter_status(ratio: float) -> MeterStatus:
+    """ok below 0.8 of the limit, warning up to and at the limit (1.0), danger past it."""
+    if ratio > 1.0:
+        return "danger"
+    return "warning" if ratio >= METER_WARNING_RATIO else "ok"
+
+
+def _ms(value_ms: float) -> str:
+    """A latency a person reads: whole ms from 100 up, one decimal below, ∞ when unstable."""
+    if math.isinf(value_ms):
+        return "∞ ms"
+    return f"{value_ms:,.0f} ms" if value_ms >= 100 else f"{value_ms:.1f} ms"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+
+
+def _unstable(latency: LatencyResult) -> bool:
+    """True when the model says the queue grows without bound (never so in the teaching model)."""
+    return math.isinf(latency.p99_ms)
+
+
+def meters_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Meter, ...]:
+    """The five bottleneck meters in the seed's order."""
+    capacity_ratio = latency.utilization / SAFE_UTILIZATION
+    if _unstable(latency) or latency.utilization >= 1.0:
+        capacity_text = f"unstable (∞): load is {latency.utilization:.0%} of capacity"
+    else:
+        capacity_text = f"{capacity_ratio:.0%} of safe capacity"
+
+    tail_ratio = latency.p99_ms / max(1.0, workload.p99_target_ms)
+    target = _ms(workload.p99_target_ms)
+    if _unstable(latency):
+        tail_text = f"unstable (∞) vs a {target} target"
+    else:
+        tail_text = f"{_ms(latency.p99_ms)} of a {target} target"
+
+    active = batch_active(workload)
+    if workload.gpu:
+        gpu_ratio = GPU_BATCHED_RATIO if active else GPU_UNBATCHED_RATIO
+        gpu_text = "GPU kept busy by batches" if active else "GPU idling on single requests"
+    else:
+        gpu_ratio = CPU_NEEDS_GPU_RATIO if needs.needs_gpu else CPU_ENOUGH_RATIO
+        gpu_text = "CPU straining on a heavy model" if needs.needs_gpu else "CPU is enough"
+
+    fleet_ratio = workload.replicas / FLEET_METER_REPLICAS
+    hot_slots = workload.replicas * MODELS_PER_REPLICA_HOT
+    return (
+        Meter(
+            "capacity", "Serving capacity", capacity_ratio, meter_status(capacity_ratio),
+            capacity_text,
+            f"Offered load over the fleet's capacity, against a safe line of "
+            f"{SAFE_UTILIZATION:.0%} busy: past it, bursts queue and the tail grows fast.",
+        ),
+        Meter(
+            "tail_latency", "p99 latency budget", tail_ratio, meter_status(tail_ratio),
+            tail_text,
+            "The 99th-percentile latency, queueing included, as a share of the target.",
+        ),
+        Meter(
+            "gpu_efficiency", "Accelerator efficiency", gpu_ratio, meter_status(gpu_ratio),
+            gpu_text,
+            "A teaching score: a GPU pays off only while batches keep it busy, and a heavy "
+            "model at high rate strains CPUs.",
+        ),
+        Meter(
+            "fleet_size", "Replica fleet pressure", fleet_ratio, meter_status(fleet_ratio),
+            f"{workload.replicas:,} of {FLEET_METER_REPLICAS:,.0f} replicas",
+            "How large the fleet is against a hundred replicas, where hand-managing it stops "
+            "being sensible.",
+        ),
+        Meter(
+            "multi_model", "Multi-model packing", needs.packing_pressure,
+            meter_status(needs.packing_pressure),
+            f"{_count(workload.models_hosted, 'model')} on {hot_slots:,} hot-load slots",
+            f"Models against what the replicas can keep loaded ({MODELS_PER_REPLICA_HOT} each), "
+            f"or against {PACKING_PRESSURE_MODELS:.0f} models, whichever is tighter.",
+        ),
+    )
+
+
+# Decision prose: one line per (decision, state) the rules can reach.
+DECISION_LABELS: dict[str, str] = {
+    "batching": "Dynamic batching",
+    "hardware": "Hardware + autoscaling",
+    "registry": "Model registry",
+    "rollout": "A/B + canary rollout",
+    "packing": "Multi-model packing",
+    "latency_tradeoff": "p99 vs throughput",
+}
+DECISION_TEXT: dict[tuple[str, str], str] = {
+    ("batching", "needed"): "Batch concurrent requests: one call serves several, multiplying "
+                            "throughput per replica.",
+    ("batching", "tradeoff"): "Batching is on but the window is 0 ms, so nothing is gained; give "
+                              "it a few ms or turn it off.",
+    ("batching", "not-yet"): "Requests are too sparse to fill batches; a window would only add "
+                             "delay.",
+    ("hardware", "needed"): "Run on GPU replicas behind an autoscaler: the model is heavy and the "
+                            "rate high.",
+    ("hardware", "useful"): "CPU replicas still suffice, but let an autoscaler size the fleet.",
+    ("hardware", "not-yet"): "A fixed CPU replica or two carries this load.",
+    ("registry", "needed"): "Several models or versions: keep artifacts versioned and map names "
+                            "to versions in a registry.",
+    ("registry", "not-yet"): "One model: a registry would only add a moving part.",
+    ("rollout", "needed"): "Split traffic: canary or A/B the candidate and shadow it before "
+                           "promoting.",
+    ("rollout", "useful"): "Two versions live: a traffic split lets you compare them safely.",
+    ("rollout", "not-yet"): "Nothing to compare yet; deploy in place.",
+    ("packing", "needed"): "More models than replicas can hot-load: pack several per replica "
+                           "and route by model.",
+    ("packing", "useful"): "A few models fit on the replicas you have; watch the count.",
+    ("packing", "not-yet"): "One model per fleet; nothing to pack.",
+    ("latency_tradeoff", "tradeoff"): "The target is tight: every ms of batch window or queueing "
+                                      "is taken from it.",
+    ("latency_tradeoff", "needed"): "The p99 misses the target: trade throughput for latency "
+                                    "(shorter window, more headroom).",
+    ("latency_tradeoff", "useful"): "The target has room: some of it can buy throughput.",
+}
+
+
+def decisions_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Decision, ...]:
+    """The six decisions in the seed's order, with the seed's state rules."""
+    if workload.dynamic_batching:
+        batching = "needed" if batch_active(workload) else "tradeoff"
+    else:
+        batching = "needed" if needs.needs_batching else "not-yet"
+    states = {
+        "batching": batching,
+        "hardware": _first(
+            (needs.gpu_in_architecture, "needed"), (needs.needs_autoscale, "useful"),
+            otherwise="not-yet",
+        ),
+        "registry": "needed" if needs.needs_registry else "not-yet",
+        "rollout": _first(
+            (needs.needs_canary, "needed"), (needs.needs_registry, "useful"), otherwise="not-yet",
+        ),
+        "packing": _first(
+            (needs.needs_packing, "needed"), (workload.models_hosted > 1, "useful"),
+            otherwise="not-yet",
+        ),
+        "latency_tradeoff": _first(
+            (needs.tight_tail, "tradeoff"), (needs.tail_missed, "needed"), otherwise="useful",
+        ),
+    }
+    return tuple(
+        Decision(decision_id, DECISION_LABELS[decision_id], state,
+                 DECISION_TEXT[(decision_id, state)])
+        for decision_id, state in states.items()
+    )
+
+
+def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Reason, ...]:
+    """'Why this changes': 4 to 7 lines in the seed's order."""
+    reasons: list[Reason] = []
+    utilization = latency.utilization
+    if utilization > 1.0 or _unstable(latency):
+        reasons.append(Reason(
+            "capacity", "danger",
+            f"The load is {utilization:.0%} of capacity: the queue grows without bound. Add "
+            "replicas, batch, or move to GPUs.",
+        ))
+    elif needs.over_capacity:
+        reasons.append(Reason(
+            "capacity", "warning",
+            f"The load is {utilization:.0%} of capacity, past the {SAFE_UTILIZATION:.0%} safe "
+            "line: bursts will queue.",
+        ))
+    else:
+        reasons.append(Reason(
+            "capacity", "ok",
+            f"The load is {utilization:.0%} of capacity, under the {SAFE_UTILIZATION:.0%} safe "
+            "line.",
+        ))
+
+    target = _ms(workload.p99_target_ms)
+    if _unstable(latency):
+        reasons.append(Reason("tail_latency", "danger",
+                              f"p99 is unbounded (∞): no tail meets the {target} target."))
+    elif needs.tail_missed:
+        reasons.append(Reason("tail_latency", "danger",
+                              f"p99 of {_ms(latency.p99_ms)} misses the {target} target."))
+    else:
+        reasons.append(Reason("tail_latency", "ok",
+                              f"p99 of {_ms(latency.p99_ms)} fits the {target} target."))
+
+    if workload.dynamic_batching:
+        if batch_active(workload):
+            reasons.append(Reason(
+                "batching", "ok",
+                f"Batching with a {_ms(workload.batch_window_ms)} window lets one call serve "
+                "several requests.",
+            ))
+        else:
+            reasons.append(Reason(
+                "batching", "warning",
+                "Batching is on but the window is 0 ms, so no batch ever forms.",
+            ))
+    elif needs.needs_batching:
+        reasons.append(Reason(
+            "batching", "warning",
+            f"At {workload.rate_rps:,.0f} req/s batching would multiply each replica's "
+            "throughput cheaply.",
+        ))
+
+    if workload.gpu:
+        if batch_active(workload):
+            reasons.append(Reason("hardware", "ok",
+                                  "The GPU earns its keep: batches keep it busy."))
+        else:
+            reasons.append(Reason(
+                "hardware", "warning",
+                "A GPU without active batching idles between single requests: money wasted.",
+            ))
+    elif needs.needs_gpu:
+        reasons.append(Reason(
+            "hardware", "warning",
+            f"A {_ms(workload.model_latency_ms)} model at {workload.rate_rps:,.0f} req/s belongs "
+            "on batched GPUs.",
+        ))
+
+    if needs.needs_canary:
+        reasons.append(Reason(
+            "rollout", "ok",
+            f"{workload.models_hosted:,} models or versions: a registry and a canary split keep "
+            "releases reversible.",
+        ))
+    if needs.needs_packing:
+        reasons.append(Reason(
+            "packing", "warning",
+            f"{workload.models_hosted:,} models outgrow {workload.replicas:,} replicas that "
+            f"hot-load {MODELS_PER_REPLICA_HOT} each: pack models and route by model.",
+        ))
+
+    if workload.replicas > 1:
+        if needs.needs_autoscale:
+            reasons.append(Reason(
+                "fleet", "warning",
+                f"{workload.replicas:,} replicas at this load: let an autoscaler size the fleet.",
+            ))
+        else:
+            reasons.append(Reason(
+                "fleet", "ok",
+                f"{workload.replicas:,} replicas share the load; a fixed fleet is fine.",
+            ))
+    else:
+        reasons.append(Reason("fleet", "ok", "One replica: nothing to orchestrate yet."))
+
+    if len(reasons) < MAX_REASONS:
+        reasons.append(_headroom_reason(workload, latency, needs))
+    return tuple(reasons)
+
+
+def _headroom_reason(workload: Workload, latency: LatencyResult, needs: Needs) -> Reason:
+    status: ReasonStatus = "warning" if needs.tight_tail else "ok"
+    if needs.tight_tail:
+        text = (f"A {_ms(workload.p99_target_ms)} target leaves little room for a batch window "
+                "or queueing: keep utilization low.")
+    elif needs.tail_missed:
+        text = "No headroom under the target: the p99 is already past it."
+    else:
+        text = f"{_ms(workload.p99_target_ms - latency.p99_ms)} of headroom under the target."
+    return Reason("headroom", status, text)
+
+
 def assess(workload: Workload, latency: LatencyResult) -> Design:
-    raise NotImplementedError
+    """Apply the seed's design rules to one workload and its latency result."""
+    needs = needs_of(workload, latency)
+    return Design(
+        needs=needs,
+        stage=recommend_stage(needs),
+        node_states=node_states_of(workload, latency, needs),
+        flow_states=flow_states_of(needs),
+        meters=meters_of(workload, latency, needs),
+        decisions=decisions_of(workload, latency, needs),
+        reasons=reasons_of(workload, latency, needs),
+    )

@@ -1,0 +1,197 @@
+"""The serving architecture as a graph: nine nodes in five columns, nine flows, and its DOT source.
+
+The layout is the seed page's (shared/SEED_MODEL.md, "Architecture diagram"): clients on the left,
+then the gateway, the model servers, the registry and GPU pool, and the asynchronous side
+(metrics, shadow traffic) on the right. Which nodes and flows are live comes from the design rules
+(``sdlab_model.design``); this module only knows the shape and how to draw a state.
+
+The DOT source is built with the ``graphviz`` Python package, which writes DOT text without
+needing the Graphviz binary; the app hands the text to its own renderer.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import graphviz
+
+NodeState = str
+FlowState = str
+
+NODE_STATES: tuple[NodeState, ...] = ("ok", "warning", "needed", "inactive", "overloaded")
+FLOW_STATES: tuple[FlowState, ...] = ("active", "inactive", "warning")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the diagram, left to right."""
+
+    id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Node:
+    """One component of the serving system."""
+
+    id: str
+    label: str
+    description: str
+    column: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("clients", "Clients"),
+    Column("gateway", "Gateway"),
+    Column("model_servers", "Model servers"),
+    Column("registry_gpu", "Registry + GPU"),
+    Column("async", "Async"),
+)
+
+NODES: tuple[Node, ...] = (
+    Node("client", "Client",
+         "Sends a feature vector and waits for the prediction under a deadline.", "clients"),
+    Node("gateway", "Inference gateway",
+         "Routes each request to the right model and version; enforces timeouts.", "gateway"),
+    Node("traffic_split", "Traffic split",
+         "Sends a slice of traffic to a candidate version for canary and A/B tests.", "gateway"),
+    Node("batcher", "Dynamic batcher",
+         "Holds requests for up to the batch window so one call serves several.",
+         "model_servers"),
+    Node("replicas", "Server replicas",
+         "Identical model-server instances the gateway balances load across.", "model_servers"),
+    Node("registry", "Model registry",
+         "Keeps versioned model artifacts and which version each name serves.", "registry_gpu"),
+    Node("gpu_pool", "GPU pool",
+         "Shared accelerators the replicas run their batches on.", "registry_gpu"),
+    Node("metrics", "Metrics + latency",
+         "Records per-model latency and quality away from the request path.", "async"),
+    Node("shadow", "Shadow traffic",
+         "Copies live requests to a candidate model and discards its answers.", "async"),
+)
+
+NODE_BY_ID: dict[str, Node] = {node.id: node for node in NODES}
+NODE_IDS: tuple[str, ...] = tuple(NODE_BY_ID)
+
+# (source, destination) in the seed's order; gateway -> replicas is the direct, unbatched route.
+FLOWS: tuple[tuple[str, str], ...] = (
+    ("client", "gateway"),
+    ("gateway", "traffic_split"),
+    ("gateway", "batcher"),
+    ("gateway", "replicas"),
+    ("batcher", "replicas"),
+    ("replicas", "gpu_pool"),
+    ("replicas", "registry"),
+    ("traffic_split", "shadow"),
+    ("replicas", "metrics"),
+)
+
+# Colours are data: the legend and the nodes read the same table. Fill, border, font.
+NODE_STYLE: dict[NodeState, dict[str, str]] = {
+    "ok": {"fillcolor": "#d8f0dc", "color": "#2e7d32", "fontcolor": "#1b3a1e"},
+    "warning": {"fillcolor": "#ffe9b3", "color": "#b7791f", "fontcolor": "#4a3410"},
+    "needed": {"fillcolor": "#d6e6ff", "color": "#2b6cb0", "fontcolor": "#17324d"},
+    "inactive": {"fillcolor": "#f2f2f2", "color": "#c4c4c4", "fontcolor": "#a0a0a0"},
+    "overloaded": {"fillcolor": "#ffc9c9", "color": "#c53030", "fontcolor": "#5c1515"},
+}
+FLOW_STYLE: dict[FlowState, dict[str, str]] = {
+    "active": {"color": "#4a5568", "style": "solid", "penwidth": "1.2"},
+    "inactive": {"color": "#d0d0d0", "style": "dashed", "penwidth": "1"},
+    "warning": {"color": "#d69e2e", "style": "solid", "penwidth": "1.6"},
+}
+PATH_STYLE: dict[str, str] = {"penwidth": "3", "color": "#1a365d"}
+STATE_MEANING: dict[NodeState, str] = {
+    "ok": "in use, healthy",
+    "warning": "in use, under strain",
+    "needed": "the workload calls for it",
+    "inactive": "not needed yet",
+    "overloaded": "over its safe load",
+}
+
+
+def _html(text: str) -> str:
+    """Text made safe inside a DOT HTML-like label (``<...>``), where only entities are special."""
+    return html.escape(str(text), quote=True)
+
+
+def _plain(text: str) -> str:
+    """Text made safe as a plain DOT string: backslashes literal, never read as an HTML label."""
+    return graphviz.nohtml(graphviz.escape(str(text)))
+
+
+def _node_label(node: Node, state: NodeState) -> str:
+    return (
+        f"<<b>{_html(node.label)}</b><br/>"
+        f'<font point-size="9">{_html(state)}</font>>'
+    )
+
+
+def to_dot(
+    node_states: Mapping[str, NodeState],
+    flow_states: Mapping[tuple[str, str], FlowState],
+    path: Iterable[str] = (),
+) -> str:
+    """DOT source of the architecture: left to right, one cluster per column, styled by state.
+
+    Nodes are filled by state (``NODE_STYLE``), flows coloured and dashed by state
+    (``FLOW_STYLE``). The recommended request path is drawn heavy: its nodes get a thick border
+    and every live flow between two consecutive path nodes a thick line. A small legend cluster
+    explains the node colours. Unknown states raise ``ValueError`` rather than draw silently.
+    """
+    for node_id in NODE_IDS:
+        if node_states.get(node_id) not in NODE_STYLE:
+            raise ValueError(
+                f"node {node_id!r} has state {node_states.get(node_id)!r}, "
+                f"expected one of {tuple(NODE_STYLE)}"
+            )
+    for flow in FLOWS:
+        if flow_states.get(flow) not in FLOW_STYLE:
+            raise ValueError(
+                f"flow {flow!r} has state {flow_states.get(flow)!r}, "
+                f"expected one of {tuple(FLOW_STYLE)}"
+            )
+    path_nodes = tuple(path)
+    path_edges = set(itertools.pairwise(path_nodes))
+
+    graph = graphviz.Digraph("architecture")
+    graph.attr(rankdir="LR", newrank="true", nodesep="0.3", ranksep="0.6", fontname="Helvetica",
+               compound="true", bgcolor="transparent")
+    graph.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="11",
+               margin="0.15,0.06")
+    graph.attr("edge", arrowsize="0.7")
+
+    for column in COLUMNS:
+        with graph.subgraph(name=f"cluster_{column.id}") as cluster:
+            cluster.attr(label=_plain(column.label), style="rounded,dashed", color="#cbd5e0",
+                         fontcolor="#4a5568", fontsize="11", rank="same")
+            for node in NODES:
+                if node.column != column.id:
+                    continue
+                state = node_states[node.id]
+                attrs = dict(NODE_STYLE[state])
+                if node.id in path_nodes:
+                    attrs["penwidth"] = PATH_STYLE["penwidth"]
+                cluster.node(node.id, label=_node_label(node, state),
+                             tooltip=_plain(node.description), **attrs)
+
+    for source, destination in FLOWS:
+        state = flow_states[(source, destination)]
+        attrs = dict(FLOW_STYLE[state])
+        if (source, destination) in path_edges and state != "inactive":
+            attrs.update(PATH_STYLE)
+        graph.edge(source, destination, **attrs)
+
+    with graph.subgraph(name="cluster_legend") as legend:
+        legend.attr(label="Legend", style="rounded", color="#e2e8f0", fontcolor="#4a5568",
+                    fontsize="10")
+        # One rank stacks the entries in a column (the graph runs left to right).
+        legend.attr(rank="same")
+        for state, style in NODE_STYLE.items():
+            legend.node(f"legend_{state}", label=_plain(f"{state}: {STATE_MEANING[state]}"),
+                        fontsize="9", height="0.3", margin="0.08,0.03", **style)
+    # An invisible edge places the legend right of the last column instead of the first.
+    graph.edge("metrics", f"legend_{next(iter(NODE_STYLE))}", style="invis")
+    return graph.source
