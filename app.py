@@ -1,0 +1,24 @@
+"""sdlab: the System Design Lab for real-time model serving. Run with ``streamlit run app.py``.
+
+Pages live in ``app_pages/``, not ``pages/``: Streamlit treats a ``pages/`` folder next to the
+entry script as its legacy multipage mechanism, which fights ``st.navigation``.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from sdlab_ui import state
+
+_PAGES_DIR = Path(__file__).parent / "app_pages"
+
+st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
+page = st.navigation([
+    st.Page(_PAGES_DIR / "lab.py", title="Lab", icon="🧪", default=True),
+    st.Page(_PAGES_DIR / "heatmaps.py", title="Heatmaps", icon="🗺️", url_path="heatmaps"),
+    st.Page(_PAGES_DIR / "tradeoffs.py", title="Tradeoffs & sources", icon="📚",
+            url_path="tradeoffs"),
+])
+state.render_sidebar()
+state.show_notices()
+page.run()

@@ -1,0 +1,26 @@
+"""Heatmaps: p99 over request rate x replicas for the current settings, and the 2 x 2 tradeoff."""
+
+import streamlit as st
+
+from sdlab_ui import cache, state
+
+lab = state.current()
+workload = lab.workload
+st.title("Heatmaps: where the p99 budget holds")
+st.caption(
+    "Every input but request rate and replicas is held at the sidebar's value. Colour is p99 on "
+    "a log scale; the red line is the p99 target; grey cells are unstable (arrivals at or above "
+    "capacity, p99 = ∞); the dotted line is the fewest replicas that meet the target; the star "
+    "is the current setting."
+)
+
+st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")
+st.download_button(
+    "Download the grid as CSV", cache.grid_csv(workload, lab.model),
+    file_name=f"sdlab-p99-grid-{lab.model}.csv", mime="text/csv", key="heatmap.csv",
+    on_click="ignore",
+)
+
+st.subheader("Batching and GPUs at a glance")
+st.caption("The same grid with batching off/on and on CPU/GPU replicas, on one colour scale.")
+st.plotly_chart(cache.small_multiples_figure(workload, lab.model), key="heatmap.multiples")

@@ -1,0 +1,190 @@
+"""Plotly figures built from model results. No Streamlit here: pages draw what these return.
+
+p99 spans five decades between an idle fleet and saturation, so heatmap colour is log10(p99) with
+tick labels in ms; the unstable region (arrivals at or above capacity, p99 = ∞) is drawn as its
+own grey layer rather than as a very large colour value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from sdlab_ui.grids import P99Grid
+
+UNSTABLE_GREY = "#cbd5e1"
+TARGET_COLOUR = "#dc2626"
+_COLOURSCALE = "Viridis"
+_MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+_FONT = {"family": "sans-serif", "size": 12}
+
+
+def ms_text(value_ms: float | None) -> str:
+    """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
+    if value_ms is None:
+        return "—"
+    if not math.isfinite(value_ms):
+        return "unstable (∞)"
+    if value_ms >= 10_000:
+        return f"{value_ms / 1000:,.0f} s"
+    if value_ms >= 1_000:
+        return f"{value_ms / 1000:.2f} s"
+    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+
+
+def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
+    """One log10(p99) colour range for several grids, so their colours compare."""
+    finite = [g.p99_ms[np.isfinite(g.p99_ms)] for g in grids]
+    values = np.concatenate([f for f in finite if f.size] or [np.array([1.0, 10.0])])
+    low = math.log10(max(float(values.min()), 0.1))
+    high = math.log10(max(float(values.max()), 10 ** (low + 1)))
+    return low, high
+
+
+def _colourbar(low: float, high: float) -> dict:
+    ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
+    return {"title": {"text": "p99"}, "tickvals": [math.log10(t) for t in ticks],
+            "ticktext": [ms_text(t) for t in ticks], "len": 0.9}
+
+
+def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) -> list:
+    """Colour layer, unstable layer and the p99-target contour of one grid."""
+    stable = np.isfinite(grid.p99_ms)
+    with np.errstate(divide="ignore"):
+        log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
+    p99_labels = np.vectorize(ms_text, otypes=[object])(grid.p99_ms)
+    customdata = np.dstack([p99_labels, np.round(grid.utilization, 3).astype(object)])
+    hover = ("rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 %{customdata[0]}"
+             "<br>utilization %{customdata[1]}<extra></extra>")
+    target_log = math.log10(grid.workload.p99_target_ms)
+    # The contour needs numbers everywhere: unstable cells sit far above any target.
+    contour_z = np.where(stable, log_p99, high + 10.0)
+    return [
+        go.Heatmap(x=grid.rates_rps, y=grid.replicas, z=log_p99, zmin=low, zmax=high,
+                   colorscale=_COLOURSCALE, customdata=customdata, hovertemplate=hover,
+                   colorbar=_colourbar(low, high), showscale=show_scale, name="p99"),
+        go.Heatmap(x=grid.rates_rps, y=grid.replicas, z=np.where(stable, np.nan, 1.0),
+                   colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]], showscale=False,
+                   customdata=customdata, name="unstable",
+                   hovertemplate=("rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 unstable (∞)"
+                                  "<br>utilization %{customdata[1]}<extra></extra>")),
+        go.Contour(x=grid.rates_rps, y=grid.replicas, z=contour_z, showscale=False,
+                   contours={"start": target_log, "end": target_log, "size": 1,
+                             "coloring": "lines"},
+                   line={"color": TARGET_COLOUR, "width": 2}, hoverinfo="skip",
+                   name="p99 target", showlegend=False),
+    ]
+
+
+def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
+    """p99 over rate x replicas with the target contour, the unstable region, the current point
+    and the min-replica frontier."""
+    low, high = log_colour_range([grid])
+    figure = go.Figure(_heatmap_traces(grid, low, high, show_scale=True))
+    figure.add_trace(go.Scatter(
+        x=grid.rates_rps, y=grid.frontier_replicas, mode="lines", line_shape="hv",
+        line={"color": "white", "width": 2, "dash": "dot"},
+        name="fewest replicas meeting the target",
+        hovertemplate="rate %{x:,.0f} req/s<br>needs %{y} replicas<extra></extra>"))
+    figure.add_trace(go.Scatter(
+        x=[grid.workload.rate_rps], y=[grid.workload.replicas], mode="markers",
+        marker={"symbol": "star", "size": 16, "color": "white",
+                "line": {"color": "black", "width": 1.5}},
+        name="current settings", hovertemplate="current settings<extra></extra>"))
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="p99 target",
+                                line={"color": TARGET_COLOUR, "width": 2}))
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="unstable (∞)",
+                                marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY}))
+    figure.update_xaxes(type="log", title_text="request rate (req/s)")
+    figure.update_yaxes(type="log", title_text="replicas")
+    figure.update_layout(title=title or None, height=520, font=_FONT,
+                         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+                         legend={"orientation": "h", "y": -0.18})
+    return figure
+
+
+def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figure:
+    """2 x 2 p99 heatmaps on one colour scale, each with its target contour and current point."""
+    low, high = log_colour_range(grids)
+    figure = make_subplots(rows=2, cols=2, subplot_titles=list(titles), shared_xaxes=True,
+                           shared_yaxes=True, horizontal_spacing=0.05, vertical_spacing=0.1)
+    for index, grid in enumerate(grids):
+        row, col = divmod(index, 2)
+        for trace in _heatmap_traces(grid, low, high, show_scale=index == 0):
+            figure.add_trace(trace, row=row + 1, col=col + 1)
+        figure.add_trace(go.Scatter(
+            x=[grid.workload.rate_rps], y=[grid.workload.replicas], mode="markers",
+            marker={"symbol": "star", "size": 12, "color": "white",
+                    "line": {"color": "black", "width": 1}},
+            showlegend=False, hovertemplate="current settings<extra></extra>"),
+            row=row + 1, col=col + 1)
+    figure.update_xaxes(type="log")
+    figure.update_yaxes(type="log")
+    figure.update_xaxes(title_text="request rate (req/s)", row=2)
+    figure.update_yaxes(title_text="replicas", col=1)
+    figure.update_layout(height=640, font=_FONT, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return figure
+
+
+def latency_breakdown(parts_ms: dict[str, float], target_ms: float, title: str) -> go.Figure:
+    """A stacked horizontal bar of the p99's parts with the target as a line."""
+    colours = ("#2563eb", "#f59e0b", "#ef4444", "#10b981")
+    figure = go.Figure()
+    for (label, value), colour in zip(parts_ms.items(), colours, strict=False):
+        figure.add_trace(go.Bar(x=[value], y=[title], orientation="h", name=label,
+                                marker_color=colour, text=[ms_text(value)],
+                                textposition="inside", hovertemplate=f"{label}: %{{x:.3g}} ms"
+                                                                     "<extra></extra>"))
+    figure.add_vline(x=target_ms, line={"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
+                     annotation_text=f"target {ms_text(target_ms)}",
+                     annotation_position="top")
+    figure.update_layout(barmode="stack", height=170, font=_FONT, xaxis_title="ms",
+                         margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                         legend={"orientation": "h", "y": -0.5})
+    return figure
+
+
+def latency_distribution(latencies_ms: np.ndarray, target_ms: float,
+                         model_p99_ms: dict[str, float]) -> go.Figure:
+    """The simulated latency CDF with the target and each model's p99 as vertical lines."""
+    ordered = np.sort(np.asarray(latencies_ms, float))
+    # Thousands of points draw the same curve as a million and keep the page light.
+    picks = np.unique(np.linspace(0, ordered.size - 1, min(ordered.size, 2_000)).astype(int))
+    figure = go.Figure(go.Scatter(
+        x=ordered[picks], y=(picks + 1) / ordered.size, mode="lines", name="simulated",
+        line={"color": "#2563eb"}, hovertemplate="%{x:.3g} ms: %{y:.1%} of requests"
+                                                 "<extra></extra>"))
+    figure.add_vline(x=target_ms, line={"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
+                     annotation_text="target", annotation_position="bottom right")
+    for (label, value), dash in zip(model_p99_ms.items(), ("dot", "dashdot"), strict=False):
+        if math.isfinite(value):
+            figure.add_vline(x=value, line={"color": "#6b7280", "dash": dash},
+                             annotation_text=f"{label} p99", annotation_position="top left")
+    figure.add_hline(y=0.99, line={"color": "#9ca3af", "width": 1})
+    figure.update_layout(height=300, font=_FONT, xaxis_title="latency (ms)",
+                         yaxis_title="share of requests", yaxis_tickformat=".0%",
+                         margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False)
+    return figure
+
+
+def error_map(grid: P99Grid, simulated_p99_ms: np.ndarray) -> go.Figure:
+    """Model p99 error against simulation per cell, in percent, on a diverging scale."""
+    model = grid.p99_ms
+    both = np.isfinite(model) & np.isfinite(simulated_p99_ms) & (simulated_p99_ms > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error_pct = np.where(both, 100.0 * (model - simulated_p99_ms) / simulated_p99_ms, np.nan)
+    limit = float(np.nanmax(np.abs(error_pct))) if np.isfinite(error_pct).any() else 10.0
+    limit = max(5.0, min(limit, 100.0))
+    figure = go.Figure(go.Heatmap(
+        x=grid.rates_rps, y=grid.replicas, z=error_pct, zmin=-limit, zmax=limit, zmid=0,
+        colorscale="RdBu_r", colorbar={"title": {"text": "error %"}},
+        hovertemplate="rate %{x:,.0f} req/s<br>replicas %{y}<br>model vs simulation "
+                      "%{z:+.1f}%<extra></extra>"))
+    figure.update_xaxes(type="log", title_text="request rate (req/s)")
+    figure.update_yaxes(type="log", title_text="replicas")
+    figure.update_layout(height=520, font=_FONT, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return figure

@@ -1,0 +1,61 @@
+"""How one numeric input becomes a slider: log-spaced readable options and short labels.
+
+Log-scale inputs span up to six decades (1 to 500,000 req/s), which a linear slider cannot show:
+the first percent of its track would hold every value below 5,000. A select slider over a ladder
+of readable numbers (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8 per decade) gives each decade the same
+width. The ladder always holds the input's ends, its default, the scenario cards' values and the
+current value, so any state a card, a link or a file sets shows exactly, never snapped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from sdlab_model.params import NumericInput
+
+_LADDER_MANTISSAS = ("1", "1.2", "1.5", "2", "2.5", "3", "4", "5", "6", "7", "8")
+
+
+def log_options(spec: NumericInput, extra_values: Iterable[float] = ()) -> tuple[float | int, ...]:
+    """Sorted readable values from ``spec.minimum`` to ``spec.maximum`` on a log ladder.
+
+    ``extra_values`` (default, card values, the current value) are added when inside the range.
+    """
+    low, high = float(spec.minimum), float(spec.maximum)
+    values: set[float] = {low, high, float(spec.default)}
+    first_decade = math.floor(math.log10(max(low, 1e-12)))
+    last_decade = math.ceil(math.log10(high))
+    for decade in range(first_decade, last_decade + 1):
+        for mantissa in _LADDER_MANTISSAS:
+            # Built from text so 1.2e3 is exactly 1200.0, not 1200.0000000000002.
+            value = float(f"{mantissa}e{decade}")
+            if low <= value <= high:
+                values.add(value)
+    values.update(float(v) for v in extra_values if low <= float(v) <= high)
+    if spec.integer:
+        return tuple(sorted({round(v) for v in values}))
+    return tuple(sorted(values))
+
+
+def format_value(spec: NumericInput, value: float) -> str:
+    """A short label: 1.5k req/s, 20 ms, 0.833, 8x."""
+    number = float(value)
+    if spec.integer or number == int(number):
+        if abs(number) >= 10_000:
+            text = f"{number / 1000:g}k"
+        else:
+            text = f"{int(number):,}" if number == int(number) else f"{number:g}"
+    else:
+        text = f"{number:.3g}"
+    if spec.unit == "x":
+        return f"{text}x"
+    return f"{text} {spec.unit}" if spec.unit else text
+
+
+def linear_step(spec: NumericInput) -> float:
+    """A slider step giving about a hundred positions over the range."""
+    if spec.integer:
+        return 1
+    span = float(spec.maximum) - float(spec.minimum)
+    return 1.0 if span >= 50 else 0.01
