@@ -53,7 +53,8 @@ class Workload:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{name} must be a number, got {value!r}")
-            if not math.isfinite(value) or not spec.minimum <= value <= spec.maximum:
+            # Range first: math.isfinite raises OverflowError on an int too large for a float.
+            if not spec.minimum <= value <= spec.maximum or not math.isfinite(value):
                 raise ValueError(
                     f"{name}={value!r} is outside the allowed range "
                     f"[{spec.minimum:g}, {spec.maximum:g}]"
@@ -132,7 +133,7 @@ class Workload:
         notices: list[str] = []
         accepted: dict[str, Any] = {}
         for key, raw in values.items():
-            key_text = str(key)
+            key_text = _as_text(key)
             if key_text in ignore:
                 continue
             if isinstance(raw, (list, tuple)):
@@ -142,7 +143,7 @@ class Workload:
                 if len(raw) > 1:
                     notices.append(f"{_short(key_text)} was given {len(raw)} times; used the last.")
                 raw = raw[-1]
-            text = str(raw).strip()
+            text = _as_text(raw).strip()
             if key_text in NUMERIC_BY_NAME:
                 value, notice = _parse_number(key_text, text)
             elif key_text in TOGGLE_BY_NAME:
@@ -167,6 +168,14 @@ class Workload:
             else:
                 out[name] = repr(float(value)) if float(value) != int(value) else str(int(value))
         return out
+
+
+def _as_text(value: Any) -> str:
+    """``str(value)``, except for an int too long for CPython to print (it raises ValueError)."""
+    try:
+        return str(value)
+    except ValueError:
+        return "(a number too long to read)"
 
 
 def _short(text: str, limit: int = 40) -> str:
