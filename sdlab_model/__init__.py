@@ -1,5 +1,6 @@
 """sdlab's model: the serving system as pure Python + numpy. No UI library is imported here."""
 
+from sdlab_model.architecture import FLOWS, NODE_IDS, NODES, to_dot
 from sdlab_model.assessment import (
     Assessment,
     evaluate,
@@ -18,26 +19,40 @@ from sdlab_model.params import (
     TOGGLE_BY_NAME,
     TOGGLE_INPUTS,
 )
+from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
+from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
 from sdlab_model.workload import Workload
 
 __all__ = [
     "DEFAULT_MODEL",
+    "FLOWS",
+    "FORMULAS",
     "INPUT_NAMES",
     "MODEL_CHOICES",
+    "NODES",
+    "NODE_IDS",
     "NUMERIC_BY_NAME",
     "NUMERIC_INPUTS",
+    "SCENARIOS",
+    "SCENARIO_BY_ID",
+    "SOURCES",
+    "TEACHING_ASSUMPTIONS",
     "TOGGLE_BY_NAME",
     "TOGGLE_INPUTS",
+    "TRADEOFFS",
+    "WALKTHROUGH",
     "Assessment",
     "Decision",
     "LatencyResult",
     "Meter",
     "Needs",
     "Reason",
+    "Scenario",
     "Stage",
     "Workload",
     "evaluate",
     "latency",
     "min_replicas_for_target",
     "p99_grid",
+    "to_dot",
 ]

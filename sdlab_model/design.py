@@ -130,7 +130,9 @@ class Design:
     reasons: tuple[Reason, ...]
 
 
-# The five shapes in the order the seed tries them; the request paths are node ids.
+# The five shapes, numbered along the evolution path of the scenario cards (card n lands on stage
+# n). The seed tries them in another order, most specific first: see ``recommend_stage``.
+# The request paths are node ids.
 STAGES: dict[int, Stage] = {
     1: Stage(
         1, "Single model endpoint",
@@ -139,26 +141,26 @@ STAGES: dict[int, Stage] = {
         ("gateway", "replicas"),
     ),
     2: Stage(
-        2, "Multi-model packed fleet + canary rollout",
-        "Many models share a packed GPU fleet; the gateway routes by model and splits canary "
-        "traffic, and the registry says which version each name serves.",
-        ("gateway", "replicas", "gpu_pool", "registry"),
+        2, "Dynamic batching on CPU replicas",
+        "Batch concurrent requests on the CPU replicas you have before buying more of them.",
+        ("gateway", "batcher", "replicas"),
     ),
     3: Stage(
-        3, "GPU autoscaling fleet + registry + canary",
+        3, "GPU + dynamic batching + autoscaling",
+        "A heavy model at a high rate: batch onto GPUs and let an autoscaler follow the load.",
+        ("gateway", "batcher", "replicas", "gpu_pool"),
+    ),
+    4: Stage(
+        4, "GPU autoscaling fleet + registry + canary",
         "Batched GPU replicas scale with the load; a registry versions the models and canaries "
         "make each release reversible.",
         ("gateway", "batcher", "replicas", "gpu_pool", "registry"),
     ),
-    4: Stage(
-        4, "GPU + dynamic batching + autoscaling",
-        "A heavy model at a high rate: batch onto GPUs and let an autoscaler follow the load.",
-        ("gateway", "batcher", "replicas", "gpu_pool"),
-    ),
     5: Stage(
-        5, "Dynamic batching on CPU replicas",
-        "Batch concurrent requests on the CPU replicas you have before buying more of them.",
-        ("gateway", "batcher", "replicas"),
+        5, "Multi-model packed fleet + canary rollout",
+        "Many models share a packed GPU fleet; the gateway routes by model and splits canary "
+        "traffic, and the registry says which version each name serves.",
+        ("gateway", "replicas", "gpu_pool", "registry"),
     ),
 }
 
@@ -194,7 +196,12 @@ def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
 
 
 def recommend_stage(needs: Needs) -> Stage:
-    """The first of the seed's five shapes whose rule matches."""
+    """The shape of the first of the seed's rules that matches, tried in the seed's order.
+
+    Single endpoint when nothing is needed; else packing, then registry on GPUs, then GPUs, then
+    batching on CPUs. A workload that needs only a registry or autoscaling (unbatched, on CPU)
+    matches none of the seed's rules; it keeps the single endpoint.
+    """
     if not (
         needs.batching_in_architecture
         or needs.gpu_in_architecture
@@ -203,14 +210,13 @@ def recommend_stage(needs: Needs) -> Stage:
     ):
         return STAGES[1]
     if needs.needs_packing:
-        return STAGES[2]
-    if needs.needs_registry and needs.gpu_in_architecture:
-        return STAGES[3]
-    if needs.gpu_in_architecture:
-        return STAGES[4]
-    if needs.batching_in_architecture:
         return STAGES[5]
-    # Left: registry or autoscaling alone, on unbatched CPU. The seed draws a single endpoint then.
+    if needs.needs_registry and needs.gpu_in_architecture:
+        return STAGES[4]
+    if needs.gpu_in_architecture:
+        return STAGES[3]
+    if needs.batching_in_architecture:
+        return STAGES[2]
     return STAGES[1]
 
 

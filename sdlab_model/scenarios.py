@@ -1,0 +1,139 @@
+"""The five scenario cards and the guided walkthrough: the seed page's demo path, left to right.
+
+Card values are the seed page's (shared/SEED_MODEL.md, "Scenario cards"); the advanced inputs of
+the queueing model stay at their defaults. Each card is meant to land on its own recommended stage,
+1 to 5, which is how the walkthrough tells the story. The questions, answers and takeaways are
+ours; the facts in them are the seed's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdlab_model.workload import Workload
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario card: where it sits on the demo path and the inputs it sets."""
+
+    step: int
+    id: str
+    title: str
+    summary: str
+    rate_rps: float
+    model_latency_ms: float
+    batch_window_ms: float
+    replicas: int
+    models_hosted: int
+    p99_target_ms: float
+    dynamic_batching: bool
+    gpu: bool
+
+    def workload(self) -> Workload:
+        """The card's inputs as a ``Workload``; every other field keeps its default."""
+        return Workload(
+            rate_rps=self.rate_rps,
+            model_latency_ms=self.model_latency_ms,
+            batch_window_ms=self.batch_window_ms,
+            replicas=self.replicas,
+            models_hosted=self.models_hosted,
+            p99_target_ms=self.p99_target_ms,
+            dynamic_batching=self.dynamic_batching,
+            gpu=self.gpu,
+        )
+
+
+@dataclass(frozen=True)
+class WalkthroughStep:
+    """One step of the guided walkthrough: a question, its answer and what to remember."""
+
+    step: int
+    focus: str
+    card_id: str
+    question: str
+    answer: str
+    takeaway: str
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        1, "single-endpoint", "Single model endpoint",
+        "A light model at low traffic: one CPU replica, nothing else.",
+        rate_rps=50, model_latency_ms=15, batch_window_ms=0, replicas=1, models_hosted=1,
+        p99_target_ms=200, dynamic_batching=False, gpu=False,
+    ),
+    Scenario(
+        2, "batching", "Dynamic batching",
+        "Sixty times the traffic: batch concurrent requests on CPU replicas.",
+        rate_rps=3_000, model_latency_ms=20, batch_window_ms=10, replicas=4, models_hosted=1,
+        p99_target_ms=150, dynamic_batching=True, gpu=False,
+    ),
+    Scenario(
+        3, "gpu-autoscale", "GPU + autoscaling",
+        "A heavy model at 25k req/s: batched GPUs behind an autoscaler.",
+        rate_rps=25_000, model_latency_ms=60, batch_window_ms=15, replicas=5, models_hosted=1,
+        p99_target_ms=130, dynamic_batching=True, gpu=True,
+    ),
+    Scenario(
+        4, "registry-canary", "Registry + canary",
+        "Eight models or versions: a registry, traffic splits and shadow tests.",
+        rate_rps=60_000, model_latency_ms=50, batch_window_ms=12, replicas=13, models_hosted=8,
+        p99_target_ms=100, dynamic_batching=True, gpu=True,
+    ),
+    Scenario(
+        5, "multi-model-scale", "Multi-model at scale",
+        "120 models at 300k req/s under a 70 ms p99: pack models onto shared GPUs.",
+        rate_rps=300_000, model_latency_ms=40, batch_window_ms=8, replicas=70, models_hosted=120,
+        p99_target_ms=70, dynamic_batching=True, gpu=True,
+    ),
+)
+
+SCENARIO_BY_ID: dict[str, Scenario] = {card.id: card for card in SCENARIOS}
+
+WALKTHROUGH: tuple[WalkthroughStep, ...] = (
+    WalkthroughStep(
+        1, "Start small", "single-endpoint",
+        "50 requests a second reach a 15 ms model. What is the least you can deploy?",
+        "One CPU replica. It can serve about a thousand requests a second of a 15 ms model, so "
+        "it runs at a few percent busy and the p99 sits far under the target. A batch window "
+        "would only add waiting, and a GPU would sit idle.",
+        "Begin with one replica and add machinery only when the numbers ask for it.",
+    ),
+    WalkthroughStep(
+        2, "Batch before you buy", "batching",
+        "Traffic grows sixty-fold to 3,000 requests a second. What is the cheapest lever before "
+        "adding replicas?",
+        "Dynamic batching. With this much concurrency, requests already overlap; collecting them "
+        "for a few milliseconds lets one call serve several, spreading the per-call overhead. "
+        "The price is the window itself: every millisecond of it comes out of the p99.",
+        "Batching turns concurrency you already have into throughput, paid for in tail latency.",
+    ),
+    WalkthroughStep(
+        3, "Heavy model, high rate", "gpu-autoscale",
+        "The model now takes 60 ms and 25,000 requests arrive each second. Where should it run?",
+        "On GPUs behind an autoscaler. A heavy model that batches well is exactly what GPUs "
+        "accelerate, and the autoscaler keeps the fleet matched to the load. But a GPU is only "
+        "worth its cost while batching keeps it busy; serving single requests on it wastes it.",
+        "GPUs pay off only when batches keep them full.",
+    ),
+    WalkthroughStep(
+        4, "Many versions", "registry-canary",
+        "You now serve eight models or versions. How do you ship a new one without risk?",
+        "Keep versioned artifacts in a model registry that maps each name to its live version. "
+        "The gateway routes by name and sends a small canary or A/B slice to the candidate, "
+        "while shadow traffic tests it on real requests without serving its answers. Promote "
+        "when the metrics agree; roll back by moving the split back.",
+        "A release becomes a reversible traffic split, not a redeploy.",
+    ),
+    WalkthroughStep(
+        5, "Scale out many models", "multi-model-scale",
+        "120 models, 300,000 requests a second, and a 70 ms p99. How do you keep it affordable "
+        "and fast?",
+        "Pack several models onto each replica and GPU and route by model, so models that are "
+        "idle share hardware instead of each holding its own. The tight 70 ms target limits how "
+        "long the batcher may wait and demands headroom in utilization, so the queue stays "
+        "short.",
+        "At scale, share hardware across models and let the p99 set the window and the headroom.",
+    ),
+)
