@@ -1,0 +1,382 @@
+"""Discrete-event simulation of the serving system, to check the queueing model against.
+
+It simulates exactly the system described in ``sdlab_model.workload``: Poisson arrivals at
+``rate_rps``, one FCFS queue, ``workload.servers`` identical servers, deterministic
+``batch_service_ms(b)`` and, with dynamic batching, Triton's rule (a free server takes up to
+``max_batch_size`` waiting requests; if fewer wait it holds until the oldest has waited
+``batch_window_ms`` or ``max_batch_size`` have arrived, whichever is first). With several free
+servers batches form one at a time, in FCFS order.
+
+The inner loop is a one-pass recursion compiled with numba (``sdlab_model._sim_kernel``), imported
+only when a simulation runs. Random numbers come from numpy Generators seeded from
+``np.random.SeedSequence(seed)``; there is no global RNG state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sdlab_model.workload import Workload
+
+ServiceDistribution = Literal["deterministic", "exponential"]
+
+MAX_REQUESTS_PER_CALL = 2_000_000
+"""Request budget of one ``simulate`` call (all replications together) and of one grid cell."""
+
+MAX_REQUESTS_PER_GRID = 40_000_000
+"""Request budget of one ``simulate_grid`` call (cells x requests per cell)."""
+
+MIN_REQUESTS_PER_REPLICATION = 100
+MAX_REPLICATIONS = 30
+
+# Two-sided 95% Student t quantiles t_{0.975, df} for df = 1..29 (any statistics table).
+# fmt: off
+_T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+)
+# fmt: on
+
+
+@dataclass(frozen=True, eq=False)
+class SimResult:
+    """What one ``simulate`` call measured, and the settings it used.
+
+    ``latencies_ms`` holds every measured request's end-to-end latency (arrival to completion),
+    after each replication's warm-up, replications one after another; it is read-only. When the
+    workload is unstable (``rate_rps >= capacity_rps``) nothing is simulated: the percentiles
+    are ``inf``, ``latencies_ms`` is empty, ``is_stable`` is False and ``note`` says why.
+
+    ``p99_ci_ms`` is a 95% Student t interval for the p99: centred on ``p99_ms`` (the p99 of all
+    measured requests together), half-width ``t * sd / sqrt(R)`` from the spread of the ``R``
+    replications' own p99s (``replication_p99_ms``). With one replication it is ``(nan, nan)``.
+    """
+
+    workload: Workload
+    n_requests: int
+    seed: int
+    warmup_fraction: float
+    replications: int
+    service: ServiceDistribution
+    latencies_ms: np.ndarray
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    p99_ci_ms: tuple[float, float]
+    replication_p99_ms: tuple[float, ...]
+    mean_latency_ms: float
+    mean_wait_ms: float
+    mean_batch_size: float
+    utilization: float
+    is_stable: bool
+    note: str
+
+    @property
+    def measured_requests(self) -> int:
+        """Requests behind the statistics (after warm-up, all replications)."""
+        return int(self.latencies_ms.size)
+
+
+@dataclass(frozen=True, eq=False)
+class _Trace:
+    """One replication's raw output, every request (warm-up included), in arrival order."""
+
+    arrival_ms: np.ndarray
+    dispatch_ms: np.ndarray
+    completion_ms: np.ndarray
+    batch_sizes: np.ndarray
+
+    @property
+    def latency_ms(self) -> np.ndarray:
+        return self.completion_ms - self.arrival_ms
+
+
+def _kernel():
+    # Imported here, not at module top: `import sdlab_model` must not import numba or compile.
+    from sdlab_model._sim_kernel import run_batching_queue
+
+    return run_batching_queue
+
+
+def _check_int(name: str, value: object, minimum: int, maximum: int, why: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if not minimum <= value <= maximum:
+        raise ValueError(
+            f"{name}={value!r} is outside the allowed range [{minimum}, {maximum}]{why}"
+        )
+    return int(value)
+
+
+def _check_warmup(warmup_fraction: float) -> float:
+    if not (isinstance(warmup_fraction, (int, float)) and 0.0 <= warmup_fraction < 0.9):
+        raise ValueError(
+            f"warmup_fraction={warmup_fraction!r} is outside the allowed range [0, 0.9)"
+        )
+    return float(warmup_fraction)
+
+
+def _queue_settings(workload: Workload) -> tuple[int, float, np.ndarray]:
+    """Batch limit, window and service time by batch size (index = size) the kernel runs with."""
+    batch_limit = workload.effective_max_batch_size
+    window_ms = float(workload.batch_window_ms) if workload.dynamic_batching else 0.0
+    sizes = np.arange(batch_limit + 1, dtype=float)
+    service_by_size_ms = np.asarray(workload.batch_service_ms(sizes), dtype=float)
+    return batch_limit, window_ms, service_by_size_ms
+
+
+def _run(
+    workload: Workload,
+    arrival_ms: np.ndarray,
+    service_multiplier: np.ndarray | None = None,
+) -> _Trace:
+    """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch."""
+    batch_limit, window_ms, service_by_size_ms = _queue_settings(workload)
+    count = arrival_ms.size
+    dispatch_ms = np.empty(count)
+    completion_ms = np.empty(count)
+    batch_sizes = np.empty(count, dtype=np.int64)
+    multiplier = np.empty(0) if service_multiplier is None else service_multiplier
+    batches = _kernel()(
+        arrival_ms,
+        workload.servers,
+        batch_limit,
+        window_ms,
+        service_by_size_ms,
+        multiplier,
+        dispatch_ms,
+        completion_ms,
+        batch_sizes,
+    )
+    return _Trace(arrival_ms, dispatch_ms, completion_ms, batch_sizes[:batches])
+
+
+def _simulate_trace(
+    workload: Workload,
+    n_requests: int,
+    seed_sequence: np.random.SeedSequence,
+    service: ServiceDistribution = "deterministic",
+) -> _Trace:
+    """One replication from an empty system: ``n_requests`` Poisson arrivals from ``seed_sequence``.
+
+    One stream per random input: the arrival stream is the same whichever ``service`` is chosen.
+    ``service="exponential"`` draws each batch's service time from an exponential distribution
+    with mean ``batch_service_ms(b)``; it exists to check the simulator against M/M/c theory.
+    """
+    arrival_stream, service_stream = seed_sequence.spawn(2)
+    mean_gap_ms = 1000.0 / workload.rate_rps
+    gaps_ms = np.random.default_rng(arrival_stream).exponential(mean_gap_ms, n_requests)
+    arrival_ms = np.cumsum(gaps_ms)
+    multiplier = None
+    if service == "exponential":
+        # At most one batch per request, so n_requests draws always suffice.
+        multiplier = np.random.default_rng(service_stream).exponential(1.0, n_requests)
+    return _run(workload, arrival_ms, multiplier)
+
+
+def _t_quantile_975(degrees_of_freedom: int) -> float:
+    if degrees_of_freedom <= len(_T_975):
+        return _T_975[degrees_of_freedom - 1]
+    return 1.96
+
+
+def _unstable_result(workload, n_requests, seed, warmup_fraction, replications, service):
+    rho = workload.rate_rps / workload.capacity_rps
+    return SimResult(
+        workload=workload,
+        n_requests=n_requests,
+        seed=seed,
+        warmup_fraction=warmup_fraction,
+        replications=replications,
+        service=service,
+        latencies_ms=_read_only(np.empty(0)),
+        p50_ms=math.inf,
+        p95_ms=math.inf,
+        p99_ms=math.inf,
+        p99_ci_ms=(math.inf, math.inf),
+        replication_p99_ms=(),
+        mean_latency_ms=math.inf,
+        mean_wait_ms=math.inf,
+        mean_batch_size=float(workload.effective_max_batch_size),
+        utilization=1.0,
+        is_stable=False,
+        note=(
+            f"Not simulated: {workload.rate_rps:g} req/s is at or beyond capacity "
+            f"({workload.capacity_rps:.4g} req/s, utilization {rho:.3g}); the queue grows "
+            "without bound, so every percentile is infinite."
+        ),
+    )
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def simulate(
+    workload: Workload,
+    n_requests: int = 200_000,
+    seed: int = 0,
+    warmup_fraction: float = 0.1,
+    replications: int = 5,
+    service: ServiceDistribution = "deterministic",
+) -> SimResult:
+    """Simulate ``workload`` for ``n_requests`` requests in all, split over ``replications``.
+
+    Each replication starts empty with its own seed (``SeedSequence(seed).spawn(replications)``),
+    serves ``n_requests // replications`` requests and drops the first ``warmup_fraction`` of
+    them from the statistics. The same arguments always give the same result.
+
+    Utilization is the measured busy fraction: service time of the batches dispatched between the
+    first measured arrival and the last arrival, over ``servers`` times that span.
+
+    Approximations:
+        Finite runs: percentiles carry sampling error (see ``p99_ci_ms``) and a little bias from
+        starting empty, which the warm-up removes. Arrivals stop after the last request, so the
+        last batch may wait out its full window.
+
+    Sources:
+        Triton Inference Server, dynamic batcher (``max_queue_delay_microseconds``,
+        ``max_batch_size``). Kiefer & Wolfowitz (1955) for the FCFS multi-server recursion.
+        Law, *Simulation Modeling and Analysis* (5th ed.), ch. 9, replication t-intervals.
+    """
+    replications = _check_int("replications", replications, 1, MAX_REPLICATIONS)
+    n_requests = _check_int(
+        "n_requests",
+        n_requests,
+        replications * MIN_REQUESTS_PER_REPLICATION,
+        MAX_REQUESTS_PER_CALL,
+        f" (the request budget of one simulate call is {MAX_REQUESTS_PER_CALL:,}; at least "
+        f"{MIN_REQUESTS_PER_REPLICATION} per replication)",
+    )
+    seed = _check_int("seed", seed, 0, 2**63 - 1)
+    warmup_fraction = _check_warmup(warmup_fraction)
+    if service not in ("deterministic", "exponential"):
+        raise ValueError(f"service={service!r} is not one of 'deterministic', 'exponential'")
+    if workload.rate_rps >= workload.capacity_rps:
+        return _unstable_result(workload, n_requests, seed, warmup_fraction, replications, service)
+
+    per_replication = n_requests // replications
+    warmup = int(warmup_fraction * per_replication)
+    latencies, waits, replication_p99 = [], [], []
+    batch_count = batch_requests = 0
+    busy_ms = span_ms = 0.0
+    for child in np.random.SeedSequence(seed).spawn(replications):
+        trace = _simulate_trace(workload, per_replication, child, service)
+        measured = slice(warmup, None)
+        latency_ms = trace.latency_ms[measured]
+        latencies.append(latency_ms)
+        waits.append((trace.dispatch_ms - trace.arrival_ms)[measured])
+        replication_p99.append(float(np.percentile(latency_ms, 99)))
+        first_request = np.cumsum(trace.batch_sizes) - trace.batch_sizes
+        batch_dispatch_ms = trace.dispatch_ms[first_request]
+        window_start_ms, window_end_ms = trace.arrival_ms[warmup], trace.arrival_ms[-1]
+        in_window = (batch_dispatch_ms >= window_start_ms) & (batch_dispatch_ms <= window_end_ms)
+        batch_service_ms = (trace.completion_ms - trace.dispatch_ms)[first_request]
+        busy_ms += float(np.sum(batch_service_ms[in_window]))
+        span_ms += window_end_ms - window_start_ms
+        measured_batches = first_request >= warmup
+        batch_count += int(np.count_nonzero(measured_batches))
+        batch_requests += int(np.sum(trace.batch_sizes[measured_batches]))
+
+    all_latency_ms = np.concatenate(latencies)
+    p50, p95, p99 = (float(v) for v in np.percentile(all_latency_ms, [50, 95, 99]))
+    if replications > 1:
+        half_width = (
+            _t_quantile_975(replications - 1)
+            * float(np.std(replication_p99, ddof=1))
+            / math.sqrt(replications)
+        )
+        interval = (p99 - half_width, p99 + half_width)
+    else:
+        interval = (math.nan, math.nan)
+    utilization = busy_ms / (workload.servers * span_ms) if span_ms > 0 else math.nan
+    return SimResult(
+        workload=workload,
+        n_requests=n_requests,
+        seed=seed,
+        warmup_fraction=warmup_fraction,
+        replications=replications,
+        service=service,
+        latencies_ms=_read_only(all_latency_ms),
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        p99_ci_ms=interval,
+        replication_p99_ms=tuple(replication_p99),
+        mean_latency_ms=float(np.mean(all_latency_ms)),
+        mean_wait_ms=float(np.mean(np.concatenate(waits))),
+        mean_batch_size=batch_requests / batch_count if batch_count else math.nan,
+        utilization=utilization,
+        is_stable=True,
+        note=(
+            f"Simulated {replications} x {per_replication:,} requests "
+            f"(first {warmup_fraction:.0%} of each dropped as warm-up), seed {seed}."
+        ),
+    )
+
+
+def simulate_grid(
+    workload: Workload,
+    rates_rps: Sequence[float] | np.ndarray,
+    replicas: Sequence[int] | np.ndarray,
+    n_requests: int = 30_000,
+    seed: int = 0,
+    warmup_fraction: float = 0.2,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Simulated p99 (ms) over rates x replicas, shape ``(len(replicas), len(rates))``.
+
+    Every other input is the workload's; ``inf`` where a cell is at or beyond capacity (not
+    simulated). Each cell serves ``n_requests`` requests from empty and drops the first
+    ``warmup_fraction``. ``progress(done_cells, total_cells)`` is called after each row.
+
+    Approximations:
+        Common random numbers: every cell uses the same unit-rate arrival stream, rescaled to its
+        rate, so neighbouring cells differ by the system, not by the noise, and the map is smooth.
+        One replication per cell, so each p99 carries its sampling error (a few percent at tens
+        of thousands of requests and moderate load; more near capacity).
+
+    Sources:
+        Law, *Simulation Modeling and Analysis* (5th ed.), ch. 11, common random numbers.
+    """
+    rates = np.asarray(rates_rps, dtype=float).ravel()
+    counts = np.asarray(replicas).ravel()
+    n_requests = _check_int(
+        "n_requests",
+        n_requests,
+        MIN_REQUESTS_PER_REPLICATION,
+        MAX_REQUESTS_PER_CALL,
+        f" (the request budget of one grid cell is {MAX_REQUESTS_PER_CALL:,})",
+    )
+    cells = rates.size * counts.size
+    if cells * n_requests > MAX_REQUESTS_PER_GRID:
+        raise ValueError(
+            f"{cells} cells x n_requests={n_requests:,} = {cells * n_requests:,} requests is over "
+            f"the request budget of one simulate_grid call ({MAX_REQUESTS_PER_GRID:,})"
+        )
+    seed = _check_int("seed", seed, 0, 2**63 - 1)
+    warmup = int(_check_warmup(warmup_fraction) * n_requests)
+    # Validate every cell before simulating any, so a bad input fails fast.
+    cell_workloads = [
+        [workload.with_changes(rate_rps=float(rate), replicas=int(count)) for rate in rates]
+        for count in counts
+    ]
+    unit_arrivals = np.cumsum(
+        np.random.default_rng(np.random.SeedSequence(seed)).exponential(1.0, n_requests)
+    )
+    p99_ms = np.full((counts.size, rates.size), np.inf)
+    for row, row_workloads in enumerate(cell_workloads):
+        for column, cell in enumerate(row_workloads):
+            if cell.rate_rps < cell.capacity_rps:
+                trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps))
+                p99_ms[row, column] = np.percentile(trace.latency_ms[warmup:], 99)
+        if progress is not None:
+            progress((row + 1) * rates.size, cells)
+    return p99_ms
