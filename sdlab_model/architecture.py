@@ -111,6 +111,12 @@ STATE_MEANING: dict[NodeState, str] = {
     "overloaded": "over its safe load",
 }
 
+FLOW_LEGEND: tuple[str, ...] = (
+    "dashed grey arrow: not in use",
+    "amber arrow: under strain",
+    "heavy outline: recommended path",
+)
+
 
 def _html(text: str) -> str:
     """Text made safe inside a DOT HTML-like label (``<...>``), where only entities are special."""
@@ -192,6 +198,9 @@ def to_dot(
         for state, style in NODE_STYLE.items():
             legend.node(f"legend_{state}", label=_plain(f"{state}: {STATE_MEANING[state]}"),
                         fontsize="9", height="0.3", margin="0.08,0.03", **style)
+        for number, text in enumerate(FLOW_LEGEND):
+            legend.node(f"legend_flow_{number}", label=_plain(text), shape="plaintext",
+                        style="", fontsize="9", fontcolor="#4a5568", height="0.2")
     # An invisible edge places the legend right of the last column instead of the first.
     graph.edge("metrics", f"legend_{next(iter(NODE_STYLE))}", style="invis")
     return graph.source
