@@ -1,0 +1,170 @@
+"""Every corner of the input box, through ``evaluate`` and ``p99_grid``: finite numbers or an
+explicit ``inf`` on an unstable queue, never NaN, never an exception.
+
+The sweep: each of the six main inputs at its minimum and maximum (2^6 = 64 corners), advanced
+inputs at their defaults, times both toggles, times both models. Then the six advanced inputs at
+their extremes (another 64 corners), each paired with one main corner drawn by a seeded generator,
+times both toggles and both models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+import re
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from sdlab_model import evaluate, p99_grid
+from sdlab_model.params import MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_BY_NAME
+from sdlab_model.workload import Workload
+
+MAIN = [spec for spec in NUMERIC_INPUTS if not spec.advanced]
+ADVANCED = [spec for spec in NUMERIC_INPUTS if spec.advanced]
+TOGGLE_CORNERS = list(itertools.product((False, True), repeat=len(TOGGLE_BY_NAME)))
+# Text a person would read as a formatting accident rather than a number.
+_BAD_WORDS = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
+
+
+def _corners(specs) -> list[dict[str, float]]:
+    return [
+        {spec.name: value for spec, value in zip(specs, values, strict=True)}
+        for values in itertools.product(*[(spec.minimum, spec.maximum) for spec in specs])
+    ]
+
+
+MAIN_CORNERS = _corners(MAIN)
+ADVANCED_CORNERS = _corners(ADVANCED)
+# One main corner per advanced corner; seeded so a failure names the same workload every run.
+_PAIRING = random.Random(20_261_129).choices(range(len(MAIN_CORNERS)), k=len(ADVANCED_CORNERS))
+ADVANCED_SAMPLE = [
+    {**MAIN_CORNERS[main], **advanced}
+    for main, advanced in zip(_PAIRING, ADVANCED_CORNERS, strict=True)
+]
+
+
+def _workloads(settings: list[dict[str, float]], toggles: tuple[bool, ...]) -> Iterator[Workload]:
+    flags = dict(zip(TOGGLE_BY_NAME, toggles, strict=True))
+    for values in settings:
+        yield Workload(**values, **flags)
+
+
+def _numbers(value, path: str) -> Iterator[tuple[str, float]]:
+    """Every float reachable from ``value`` (dataclasses, tuples, lists, dicts), with its path."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        yield path, float(value)
+    elif dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            yield from _numbers(getattr(value, field.name), f"{path}.{field.name}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, f"{path}[{key!r}]")
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            yield from _numbers(item, f"{path}[{index}]")
+    elif isinstance(value, np.ndarray):
+        for index, item in enumerate(value.ravel()):
+            yield path + f"[{index}]", float(item)
+
+
+def _texts(value, path: str) -> Iterator[tuple[str, str]]:
+    """Every string reachable from ``value``, with its path."""
+    if isinstance(value, str):
+        yield path, value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from _texts(getattr(value, field.name), f"{path}.{field.name}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(item, f"{path}[{key!r}]")
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            yield from _texts(item, f"{path}[{index}]")
+
+
+def _problems(workload: Workload, model: str) -> list[str]:
+    """What is wrong with this corner's assessment and grid; empty when all is well."""
+    try:
+        assessment = evaluate(workload, model)
+    except Exception as error:  # the sweep reports every failing corner, not just the first
+        return [f"evaluate raised {type(error).__name__}: {error}"]
+    problems = []
+    for path, number in _numbers(assessment, "assessment"):
+        if math.isnan(number):
+            problems.append(f"{path} is NaN")
+        elif math.isinf(number) and assessment.is_stable:
+            problems.append(f"{path} is {number} although is_stable is True")
+    for path, text in _texts(assessment, "assessment"):
+        if _BAD_WORDS.search(text):
+            problems.append(f"{path} reads {text!r}")
+    # The teaching model keeps the seed's capped p99 past capacity; the queueing model says inf.
+    if model == "queueing" and math.isinf(assessment.p99_ms) == assessment.is_stable:
+        problems.append(
+            f"p99_ms={assessment.p99_ms} disagrees with is_stable={assessment.is_stable}"
+        )
+    best = assessment.min_replicas_for_target
+    if best is not None and not 1 <= best <= 500:
+        problems.append(f"min_replicas_for_target={best} is outside the replicas slider")
+    rates = np.array([MAIN[0].minimum, workload.rate_rps, MAIN[0].maximum])
+    replicas = np.array([1.0, float(workload.replicas), 500.0])
+    try:
+        grid = p99_grid(workload, rates, replicas, model)
+    except Exception as error:
+        return [*problems, f"p99_grid raised {type(error).__name__}: {error}"]
+    if grid.shape != (len(replicas), len(rates)):
+        problems.append(f"p99_grid shape {grid.shape}, expected {(len(replicas), len(rates))}")
+    if np.isnan(grid).any() or (grid <= 0).any():
+        problems.append(f"p99_grid holds NaN or a non-positive p99: {grid.tolist()}")
+    return problems
+
+
+def _sweep(settings: list[dict[str, float]], toggles: tuple[bool, ...], model: str) -> None:
+    failures = []
+    for workload in _workloads(settings, toggles):
+        problems = _problems(workload, model)
+        if problems:
+            failures.append(f"{workload.to_strings()}: {'; '.join(problems[:3])}")
+    assert not failures, (
+        f"{len(failures)} of {len(settings)} corners fail under model={model}, "
+        f"toggles={toggles}:\n" + "\n".join(failures[:10])
+    )
+
+
+@pytest.mark.parametrize("model", MODEL_CHOICES)
+@pytest.mark.parametrize("toggles", TOGGLE_CORNERS, ids=lambda t: f"batching{t[0]:d}-gpu{t[1]:d}")
+def test_every_main_corner_is_finite_or_explicitly_unstable(model, toggles):
+    _sweep(MAIN_CORNERS, toggles, model)
+
+
+@pytest.mark.parametrize("model", MODEL_CHOICES)
+@pytest.mark.parametrize("toggles", TOGGLE_CORNERS, ids=lambda t: f"batching{t[0]:d}-gpu{t[1]:d}")
+def test_advanced_extremes_are_finite_or_explicitly_unstable(model, toggles):
+    _sweep(ADVANCED_SAMPLE, toggles, model)
+
+
+def test_the_sweep_covers_every_corner():
+    assert len(MAIN_CORNERS) == 2 ** len(MAIN) == 64, "six main inputs make 64 corners"
+    assert len({tuple(c.values()) for c in MAIN_CORNERS}) == 64, "corners must be distinct"
+    assert len(ADVANCED_SAMPLE) == 2 ** len(ADVANCED), "every advanced corner is sampled once"
+
+
+def test_the_checks_catch_nan_and_unflagged_infinity():
+    @dataclasses.dataclass(frozen=True)
+    class Fake:
+        p99_ms: float
+        meters: tuple
+
+    found = dict(_numbers(Fake(1.0, ({"ratio": math.nan},)), "fake"))
+    assert math.isnan(found["fake.meters[0]['ratio']"]), f"the walk must reach nested NaN: {found}"
+    assert list(_texts(Fake(1.0, ("p99 nan ms",)), "x")) == [("x.meters[0]", "p99 nan ms")], (
+        "the walk must reach nested text"
+    )
+    assert _BAD_WORDS.search("p99 inf ms") and not _BAD_WORDS.search("information"), (
+        "the word check must catch 'inf' and 'nan' as words only"
+    )
