@@ -5,8 +5,8 @@ nor compiles anything. With ``NUMBA_DISABLE_JIT=1`` the same functions run as pl
 the same numbers to the bit (only IEEE ``+``, ``*``, ``min`` and ``max`` are used, no fastmath).
 
 Why a recursion and not an event loop: with one FCFS queue, batches leave the queue in order, so
-each batch's dispatch time follows from the previous batch's dispatch time, the earliest moment a
-server is free and the arrival times alone. No event list is needed; the only state is the
+each batch's dispatch time follows from the earliest moment a server is free and the arrival times
+alone. No event list is needed; the only state is the
 free-times of the ``servers`` servers, kept as a binary min-heap in a numpy array.
 """
 
@@ -65,12 +65,18 @@ def _run_batching_queue(
     """Serve sorted ``arrival_ms`` through one FCFS queue, ``servers`` servers, dynamic batching.
 
     The next batch starts at the first unserved request ``i``. It starts forming when a server is
-    free, that request has arrived and the previous batch has left the queue (batches form one at
-    a time): ``start = max(a_i, earliest free time, previous dispatch)``. It closes when the oldest
-    has waited the window or the ``max_batch_size``-th request has arrived, whichever is first,
-    but never before it started forming: ``dispatch = max(start, min(a_i + window, a_{i+B-1}))``.
-    It takes every request that has arrived by then, up to ``B``. Without batching pass ``B = 1``
-    and window 0: ``dispatch = max(a_i, earliest free time)``, the M/D/c recursion.
+    free and that request has arrived: ``start = max(a_i, earliest free time)``. It closes when
+    the oldest has waited the window or the ``max_batch_size``-th request has arrived, whichever
+    is first, but never before it started forming:
+    ``dispatch = max(start, min(a_i + window, a_{i+B-1}))``. It takes every request that has
+    arrived by then, up to ``B``. Without batching pass ``B = 1`` and window 0:
+    ``dispatch = max(a_i, earliest free time)``, the M/D/c (Kiefer-Wolfowitz) recursion.
+
+    Batches form one at a time, so a batch must not dispatch before the previous one; that holds
+    without a check. If the previous batch left at the earliest free time, the next earliest free
+    time is no sooner. Otherwise it left at ``a_{i-1}`` (it filled up) or at its oldest's window,
+    and then it took every request that had arrived, so ``a_i`` is no earlier. The reference
+    event-loop test in ``tests/sdlab_model/test_simulator.py`` checks the recursion.
 
     The batch runs ``service_by_size_ms[b]`` (times ``service_multiplier[k]`` for the ``k``-th
     batch when that array is not empty) on the earliest-free server. Fills ``dispatch_ms`` and
@@ -79,12 +85,11 @@ def _run_batching_queue(
     count = arrival_ms.shape[0]
     free_ms = np.zeros(servers)
     random_service = service_multiplier.shape[0] > 0
-    previous_dispatch = -np.inf
     first = 0
     batches = 0
     while first < count:
         oldest = arrival_ms[first]
-        start = max(oldest, free_ms[0], previous_dispatch)
+        start = max(oldest, free_ms[0])
         close = oldest + batch_window_ms
         last = first + max_batch_size - 1
         if last < count and arrival_ms[last] < close:
@@ -105,7 +110,6 @@ def _run_batching_queue(
         batch_sizes[batches] = size
         batches += 1
         replace_min(free_ms, done)
-        previous_dispatch = dispatch
         first = end
     return batches
 
