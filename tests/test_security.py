@@ -1,0 +1,156 @@
+"""Security hygiene: server settings, no user text rendered as HTML, no outbound network code."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP_FILES = sorted(
+    [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "sdlab_ui").glob("*.py")]
+)
+MODEL_FILES = sorted((ROOT / "sdlab_model").glob("*.py"))
+# Modules that open connections. The app serves a page and computes locally; it never calls out.
+NETWORK_MODULES = (
+    "requests",
+    "httpx",
+    "aiohttp",
+    "urllib3",
+    "urllib.request",
+    "http.client",
+    "socket",
+    "websocket",
+    "websockets",
+    "ftplib",
+    "smtplib",
+    "telnetlib",
+    "xmlrpc.client",
+)
+# Calls that render their argument as raw HTML whatever the keywords say.
+HTML_CALLS = {"html"}  # st.html, components.html, components.v1.html
+
+
+def _config() -> dict:
+    return tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+
+
+def test_usage_statistics_are_off():
+    browser = _config().get("browser", {})
+    assert browser.get("gatherUsageStats") is False, (
+        ".streamlit/config.toml must set [browser] gatherUsageStats = false: usage stats call out"
+    )
+
+
+def test_xsrf_protection_is_not_disabled():
+    server = _config().get("server", {})
+    assert server.get("enableXsrfProtection", True) is True, (
+        ".streamlit/config.toml must not disable [server] enableXsrfProtection (uploads need it)"
+    )
+
+
+def test_uploads_are_small():
+    # A scenario file is at most 64 KB; Streamlit's default upload limit is 200 MB of memory.
+    size_mb = _config().get("server", {}).get("maxUploadSize", 200)
+    assert size_mb <= 1, f"[server] maxUploadSize should be at most 1 MB, is {size_mb}"
+
+
+def _html_problems(source: str, filename: str) -> list[str]:
+    """Calls that render non-literal text as HTML, as 'file:line: call'."""
+    problems = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = (
+            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        )
+        unsafe = next((k for k in node.keywords if k.arg == "unsafe_allow_html"), None)
+        renders_html = name in HTML_CALLS or (
+            unsafe is not None
+            and not (isinstance(unsafe.value, ast.Constant) and unsafe.value.value is False)
+        )
+        if not renders_html:
+            continue
+        bodies = node.args[:1] + [k.value for k in node.keywords if k.arg == "body"]
+        if not bodies or not all(
+            isinstance(body, ast.Constant) and isinstance(body.value, str) for body in bodies
+        ):
+            problems.append(f"{filename}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return problems
+
+
+@pytest.mark.parametrize("path", APP_FILES + MODEL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_html_is_rendered_only_from_literal_strings(path):
+    problems = _html_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not problems, (
+        "HTML may only be rendered from a literal string (never from data or user text):\n"
+        + "\n".join(problems)
+    )
+
+
+def test_the_html_check_catches_what_it_guards():
+    risky = (
+        "st.markdown(f'<b>{name}</b>', unsafe_allow_html=True)\n"
+        "st.markdown(text, unsafe_allow_html=ALLOW)\n"
+        "st.html(user_text)\n"
+        "components.html(body=page)\n"
+    )
+    safe = (
+        "st.markdown('<br>', unsafe_allow_html=True)\n"
+        "st.markdown(text)\n"
+        "st.markdown(text, unsafe_allow_html=False)\n"
+        "st.html('<hr>')\n"
+    )
+    assert len(_html_problems(risky, "risky.py")) == 4, "every risky call must be reported"
+    assert _html_problems(safe, "safe.py") == [], "literal or escaped text must pass"
+
+
+def _imported_modules(source: str, filename: str) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+            modules.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return modules
+
+
+def _network_imports(source: str, filename: str) -> list[str]:
+    return sorted(
+        module
+        for module in _imported_modules(source, filename)
+        if any(module == net or module.startswith(net + ".") for net in NETWORK_MODULES)
+    )
+
+
+@pytest.mark.parametrize("path", APP_FILES + MODEL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_network_client_is_imported(path):
+    found = _network_imports(path.read_text(encoding="utf-8"), str(path))
+    assert not found, (
+        f"{path.relative_to(ROOT)} imports network code {found}: the app never calls out"
+    )
+
+
+def test_the_network_check_catches_what_it_guards():
+    source = (
+        "import requests\nfrom urllib import request\nimport socket as s\nfrom http import client\n"
+    )
+    assert _network_imports(source, "x.py") == [
+        "http.client",
+        "requests",
+        "socket",
+        "urllib.request",
+    ], "every network import form must be reported"
+    assert _network_imports("import urllib.parse\nimport json\n", "y.py") == [], (
+        "urllib.parse only parses text; it must pass"
+    )
+
+
+def test_the_checks_see_the_app():
+    assert (ROOT / "app.py") in APP_FILES and len(APP_FILES) > 3, (
+        f"the security checks must walk the app's files, found {APP_FILES}"
+    )
+    assert len(MODEL_FILES) > 3, f"the security checks must walk the model, found {MODEL_FILES}"
