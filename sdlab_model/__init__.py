@@ -20,6 +20,7 @@ from sdlab_model.params import (
     TOGGLE_INPUTS,
 )
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
+from sdlab_model.simulator import SimResult, simulate, simulate_grid
 from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
 from sdlab_model.workload import Workload
 
@@ -48,11 +49,14 @@ __all__ = [
     "Needs",
     "Reason",
     "Scenario",
+    "SimResult",
     "Stage",
     "Workload",
     "evaluate",
     "latency",
     "min_replicas_for_target",
     "p99_grid",
+    "simulate",
+    "simulate_grid",
     "to_dot",
 ]
