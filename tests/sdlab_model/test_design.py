@@ -1,0 +1,175 @@
+"""Invariants of the design rules over any valid workload and any latency result, stable or not."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sdlab_model import Workload, teaching
+from sdlab_model.architecture import FLOW_STATES, FLOWS, NODE_IDS, NODE_STATES
+from sdlab_model.design import (
+    DECISION_STATES,
+    METER_STATUSES,
+    REASON_STATUSES,
+    STAGES,
+    Design,
+    assess,
+    meter_status,
+)
+from sdlab_model.latency import LatencyResult
+from sdlab_model.params import NUMERIC_INPUTS, TOGGLE_INPUTS
+
+METER_IDS = ("capacity", "tail_latency", "gpu_efficiency", "fleet_size", "multi_model")
+DECISION_IDS = ("batching", "hardware", "registry", "rollout", "packing", "latency_tradeoff")
+# A number a person should never read: NaN, or a bare "inf" where "unstable (∞)" belongs.
+UNREADABLE = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _field_strategy(spec):
+    if spec.integer:
+        return st.integers(int(spec.minimum), int(spec.maximum))
+    return st.floats(spec.minimum, spec.maximum, allow_nan=False, allow_infinity=False)
+
+
+workloads = st.builds(
+    Workload,
+    **{spec.name: _field_strategy(spec) for spec in NUMERIC_INPUTS},
+    **{spec.name: st.booleans() for spec in TOGGLE_INPUTS},
+)
+
+
+@st.composite
+def any_latency(draw, workload: Workload) -> LatencyResult:
+    """A latency result as any model could return it, including an unstable queue."""
+    utilization = draw(st.floats(0.0, 50.0, allow_nan=False))
+    unstable = utilization >= 1.0 and draw(st.booleans())
+    p99 = math.inf if unstable else draw(st.floats(0.01, 1e6, allow_nan=False))
+    return LatencyResult(
+        p50_ms=None if unstable else p99 / 2,
+        p95_ms=None if unstable else p99 * 0.9,
+        p99_ms=p99,
+        compute_ms=workload.model_latency_ms,
+        batch_wait_ms=0.0,
+        queue_ms=math.inf if unstable else max(0.0, p99 - workload.model_latency_ms),
+        capacity_rps=workload.rate_rps / max(utilization, 1e-9),
+        utilization=utilization,
+        is_stable=not unstable,
+        mean_batch_size=1.0,
+        accuracy="approximate",
+        accuracy_note="synthetic",
+    )
+
+
+@st.composite
+def workload_and_latency(draw) -> tuple[Workload, LatencyResult]:
+    workload = draw(workloads)
+    if draw(st.booleans()):
+        return workload, teaching.latency(workload)
+    return workload, draw(any_latency(workload))
+
+
+def _walk(value, where="design"):
+    """Every (path, leaf) inside a design: dataclasses, dicts, tuples, down to str/float/int."""
+    if dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            yield from _walk(getattr(value, field.name), f"{where}.{field.name}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, f"{where}[{key!r}]")
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{where}[{index}]")
+    else:
+        yield where, value
+
+
+@SETTINGS
+@given(workload_and_latency())
+def test_shapes_and_states_are_always_within_the_allowed_sets(pair):
+    workload, latency = pair
+    design: Design = assess(workload, latency)
+    assert 4 <= len(design.reasons) <= 7, f"{len(design.reasons)} reasons for {workload}"
+    reason_ids = [reason.id for reason in design.reasons]
+    assert len(set(reason_ids)) == len(reason_ids), f"repeated reasons {reason_ids}"
+    assert all(reason.status in REASON_STATUSES for reason in design.reasons), design.reasons
+    assert tuple(meter.id for meter in design.meters) == METER_IDS, design.meters
+    assert all(meter.status in METER_STATUSES for meter in design.meters), design.meters
+    assert all(meter.status == meter_status(meter.ratio) for meter in design.meters), (
+        f"a meter status disagrees with its ratio: {design.meters}"
+    )
+    assert tuple(decision.id for decision in design.decisions) == DECISION_IDS, design.decisions
+    assert all(decision.state in DECISION_STATES for decision in design.decisions), (
+        design.decisions
+    )
+    assert tuple(design.node_states) == NODE_IDS, f"node keys {tuple(design.node_states)}"
+    assert set(design.node_states.values()) <= set(NODE_STATES), design.node_states
+    assert tuple(design.flow_states) == FLOWS, f"flow keys {tuple(design.flow_states)}"
+    assert set(design.flow_states.values()) <= set(FLOW_STATES), design.flow_states
+    assert design.stage.number in STAGES, f"stage {design.stage.number}"
+    assert design.stage == STAGES[design.stage.number], f"stage {design.stage} is not a known one"
+    assert set(design.stage.path) <= set(NODE_IDS), f"path {design.stage.path}"
+
+
+@SETTINGS
+@given(workload_and_latency())
+def test_no_nan_and_no_unreadable_numbers_anywhere(pair):
+    workload, latency = pair
+    for where, leaf in _walk(assess(workload, latency)):
+        if isinstance(leaf, float):
+            assert not math.isnan(leaf), f"{where} is NaN for {workload} / {latency}"
+            if math.isinf(leaf):
+                assert where.endswith("ratio") and math.isinf(latency.p99_ms), (
+                    f"{where} is infinite though p99 is {latency.p99_ms}"
+                )
+        elif isinstance(leaf, str):
+            assert leaf.strip(), f"{where} is empty"
+            assert not UNREADABLE.search(leaf), f"{where} reads {leaf!r}"
+
+
+@SETTINGS
+@given(workloads, st.floats(1.0, 50.0))
+def test_an_unstable_queue_reads_unstable_and_is_flagged(workload, utilization):
+    latency = LatencyResult(None, None, math.inf, workload.model_latency_ms, 0.0, math.inf,
+                            workload.rate_rps / utilization, utilization, False, 1.0,
+                            "approximate", "synthetic")
+    design = assess(workload, latency)
+    meters = {meter.id: meter for meter in design.meters}
+    assert "unstable (∞)" in meters["tail_latency"].value_text, meters["tail_latency"]
+    assert "unstable (∞)" in meters["capacity"].value_text, meters["capacity"]
+    assert meters["tail_latency"].status == "danger", meters["tail_latency"]
+    reasons = {reason.id: reason.status for reason in design.reasons}
+    assert reasons["capacity"] == "danger" and reasons["tail_latency"] == "danger", reasons
+    assert design.node_states["replicas"] == "overloaded", design.node_states
+    assert design.node_states["metrics"] == "warning", design.node_states
+    assert design.needs.tail_missed and design.needs.over_capacity, design.needs
+
+
+@SETTINGS
+@given(workloads)
+def test_the_flags_read_the_latency_result_not_the_teaching_formulas(workload):
+    # The same workload under a result that says "busy and late" must be flagged so, whatever the
+    # teaching model would have said: the queueing model's own capacity and p99 drive the rules.
+    late = LatencyResult(None, None, workload.p99_target_ms * 2, workload.model_latency_ms, 0.0,
+                         0.0, workload.rate_rps / 0.9, 0.9, True, 1.0, "approximate", "synthetic")
+    design = assess(workload, late)
+    assert design.needs.over_capacity and design.needs.tail_missed, design.needs
+    assert design.node_states["replicas"] == "overloaded", design.node_states
+    assert design.flow_states[("replicas", "metrics")] == "warning", design.flow_states
+    assert math.isclose(design.meters[0].ratio, 0.9 / 0.75), design.meters[0]
+    assert math.isclose(design.meters[1].ratio, 2 * workload.p99_target_ms
+                        / max(1.0, workload.p99_target_ms)), design.meters[1]
+
+
+def test_meter_status_lines():
+    # ok below 0.9, warning from 0.9 up to and at the limit, danger only past it; inf is danger.
+    cases = {0.0: "ok", 0.85: "ok", 0.9: "warning", 1.0: "warning", 1.0001: "danger",
+             math.inf: "danger"}
+    for ratio, status in cases.items():
+        assert meter_status(ratio) == status, f"ratio {ratio}: {meter_status(ratio)}"
