@@ -118,6 +118,15 @@ def _cpu_queue(servers: int, rho: float, *, batching: bool = False, **changes) -
 # --- theory -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("rho", [0.5, 0.9])
+def test_mmc_helper_reduces_to_mm1(rho):
+    # M/M/1: the response time is Exp(mu - lam), so its p99 is ln(100) S / (1 - rho).
+    expected = math.log(100.0) * 10.0 / (1.0 - rho)
+    assert mmc_response_p99_ms(1, rho, 10.0) == pytest.approx(expected, rel=1e-9), (
+        f"the test's M/M/c p99 helper disagrees with the M/M/1 closed form at rho={rho}"
+    )
+
+
 @pytest.mark.parametrize("servers", [1, 4, 32])
 @pytest.mark.parametrize("rho", [0.5, 0.9])
 def test_exponential_service_reproduces_mmc_p99(servers, rho):
