@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from sdlab_ui import cache, state
+from sdlab_ui import cache, panels, state
 
 lab = state.current()
 workload = lab.workload
@@ -24,3 +24,5 @@ st.download_button(
 st.subheader("Batching and GPUs at a glance")
 st.caption("The same grid with batching off/on and on CPU/GPU replicas, on one colour scale.")
 st.plotly_chart(cache.small_multiples_figure(workload, lab.model), key="heatmap.multiples")
+
+panels.simulation_check(lab)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from sdlab_model import evaluate
+from sdlab_model.architecture import to_dot
 from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import figures, grids
+from sdlab_ui.simulation import SimSummary, simulate_summary
 
 _GRID_AXES = ("rate_rps", "replicas")
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
@@ -68,3 +71,93 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
 def grid_csv(workload: Workload, model: ModelName) -> str:
     """The grid as CSV text for the download button."""
     return grids.grid_csv(grid(workload, model))
+
+
+@st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
+def simulation(workload: Workload) -> SimSummary:
+    """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB)."""
+    return simulate_summary(workload)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _architecture_dot(node_states: tuple, flow_states: tuple, path: tuple[str, ...]) -> str:
+    return to_dot(dict(node_states), dict(flow_states), path=path)
+
+
+def architecture_dot(result: Assessment) -> str:
+    """DOT source of the architecture for one assessment."""
+    return _architecture_dot(tuple(sorted(result.node_states.items())),
+                             tuple(sorted(result.flow_states.items())), result.stage.path)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _breakdown_figure(rows: tuple[tuple[str, float, float, float], ...], target_ms: float):
+    return figures.latency_breakdown(rows, target_ms)
+
+
+def breakdown_figure(*results: Assessment) -> go.Figure:
+    """Each model's p99 split into compute, batch wait and queueing."""
+    rows = tuple((f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
+                 if r.is_stable or r.model == "teaching" else
+                 (f"{r.model} model", *(float("inf"),) * 3) for r in results)
+    return _breakdown_figure(rows, results[0].workload.p99_target_ms)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _distribution_figure(workload: Workload, queueing_p99_ms: float, teaching_p99_ms: float):
+    sim = simulation(workload)
+    return figures.latency_distribution(sim.cdf_latency_ms, sim.cdf_share,
+                                        workload.p99_target_ms,
+                                        {"queueing": queueing_p99_ms, "teaching": teaching_p99_ms})
+
+
+def distribution_figure(workload: Workload, queueing_p99_ms: float,
+                        teaching_p99_ms: float) -> go.Figure:
+    """The simulated latency CDF with the target and both models' p99."""
+    return _distribution_figure(workload, queueing_p99_ms, teaching_p99_ms)
+
+
+VERIFY_RATE_CELLS = 32
+VERIFY_REPLICA_CELLS = 24
+VERIFY_REQUESTS_PER_CELL = 20_000
+
+
+def grid_key(workload: Workload) -> Workload:
+    """What a heatmap depends on: the workload with rate and replicas at their defaults."""
+    return _grid_key(workload)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def coarse_grid(key: Workload, model: ModelName) -> grids.P99Grid:
+    """The analytic grid on the simulation's coarser cells."""
+    return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def simulated_grid(key: Workload) -> np.ndarray:
+    """Simulated p99 on the coarse cells, with a progress bar while it runs (~10 s at most).
+
+    The bar is made inside this function so that Streamlit can replay it (as an empty slot)
+    on a cache hit.
+    """
+    from sdlab_model.simulator import simulate_grid
+
+    bar = st.progress(0.0, text="Simulating…")
+
+    def report(done_cells: int, total_cells: int) -> None:
+        bar.progress(done_cells / total_cells,
+                     text=f"Simulating {done_cells} of {total_cells} cells…")
+
+    simulated = simulate_grid(key, grids.rate_axis(VERIFY_RATE_CELLS),
+                              grids.replica_axis(VERIFY_REPLICA_CELLS),
+                              n_requests=VERIFY_REQUESTS_PER_CELL, progress=report)
+    bar.empty()
+    return simulated
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figure, go.Figure]:
+    """The coarse analytic heatmap and the model-vs-simulation error map, side by side."""
+    key = _grid_key(workload)
+    coarse = replace(coarse_grid(key, model), workload=workload)
+    return figures.p99_heatmap(coarse), figures.error_map(coarse, simulated_grid(key))

@@ -14,7 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from sdlab_model.design import STAGES
 from sdlab_ui.grids import P99Grid
+
+STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
 
 UNSTABLE_GREY = "#cbd5e1"
 TARGET_COLOUR = "#dc2626"
@@ -34,6 +37,20 @@ def ms_text(value_ms: float | None) -> str:
     if value_ms >= 1_000:
         return f"{value_ms / 1000:.2f} s"
     return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+
+
+def _percent(share: float) -> str:
+    return f"{share:.0%}" if share < 10 else f"{share:,.0f}x capacity"
+
+
+def rate_text(rate_rps: float) -> str:
+    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
+    if not math.isfinite(rate_rps):
+        return "∞"
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if rate_rps >= scale:
+            return f"{rate_rps / scale:.3g}{suffix} req/s"
+    return f"{rate_rps:.3g} req/s"
 
 
 def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
@@ -57,9 +74,11 @@ def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) ->
     with np.errstate(divide="ignore"):
         log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
     p99_labels = np.vectorize(ms_text, otypes=[object])(grid.p99_ms)
-    customdata = np.dstack([p99_labels, np.round(grid.utilization, 3).astype(object)])
+    stage_labels = np.vectorize(STAGE_LABELS.get, otypes=[object])(grid.stage_numbers)
+    customdata = np.dstack([p99_labels, np.vectorize(_percent, otypes=[object])(grid.utilization),
+                            stage_labels])
     hover = ("rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 %{customdata[0]}"
-             "<br>utilization %{customdata[1]}<extra></extra>")
+             "<br>utilization %{customdata[1]}<br>%{customdata[2]}<extra></extra>")
     target_log = math.log10(grid.workload.p99_target_ms)
     # The contour needs numbers everywhere: unstable cells sit far above any target.
     contour_z = np.where(stable, log_p99, high + 10.0)
@@ -70,8 +89,7 @@ def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) ->
         go.Heatmap(x=grid.rates_rps, y=grid.replicas, z=np.where(stable, np.nan, 1.0),
                    colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]], showscale=False,
                    customdata=customdata, name="unstable",
-                   hovertemplate=("rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 unstable (∞)"
-                                  "<br>utilization %{customdata[1]}<extra></extra>")),
+                   hovertemplate=hover),
         go.Contour(x=grid.rates_rps, y=grid.replicas, z=contour_z, showscale=False,
                    contours={"start": target_log, "end": target_log, "size": 1,
                              "coloring": "lines"},
@@ -130,34 +148,39 @@ def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figur
     return figure
 
 
-def latency_breakdown(parts_ms: dict[str, float], target_ms: float, title: str) -> go.Figure:
-    """A stacked horizontal bar of the p99's parts with the target as a line."""
-    colours = ("#2563eb", "#f59e0b", "#ef4444", "#10b981")
+def latency_breakdown(
+    rows: Sequence[tuple[str, float, float, float]], target_ms: float
+) -> go.Figure:
+    """Stacked horizontal bars, one per model: compute, batch formation wait and queueing, which
+    add up to that model's p99; the target as a dashed line. Rows are (label, compute, batch
+    wait, queue) in ms; an unstable model's row shows as text instead of an infinite bar."""
+    parts = (("compute", "#2563eb"), ("batch formation wait", "#f59e0b"), ("queueing", "#ef4444"))
     figure = go.Figure()
-    for (label, value), colour in zip(parts_ms.items(), colours, strict=False):
-        figure.add_trace(go.Bar(x=[value], y=[title], orientation="h", name=label,
-                                marker_color=colour, text=[ms_text(value)],
-                                textposition="inside", hovertemplate=f"{label}: %{{x:.3g}} ms"
-                                                                     "<extra></extra>"))
+    stable_rows = [row for row in rows if all(math.isfinite(v) for v in row[1:])]
+    for index, (part, colour) in enumerate(parts):
+        figure.add_trace(go.Bar(
+            x=[row[index + 1] for row in stable_rows], y=[row[0] for row in stable_rows],
+            orientation="h", name=part, marker_color=colour,
+            hovertemplate=f"%{{y}}: {part} %{{x:.3g}} ms<extra></extra>"))
+    for label, *_ in (row for row in rows if row not in stable_rows):
+        figure.add_annotation(x=0, y=label, text="unstable (∞): arrivals exceed capacity",
+                              showarrow=False, xanchor="left")
+        figure.add_trace(go.Bar(x=[0], y=[label], orientation="h", showlegend=False,
+                                hoverinfo="skip"))
     figure.add_vline(x=target_ms, line={"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
-                     annotation_text=f"target {ms_text(target_ms)}",
-                     annotation_position="top")
-    figure.update_layout(barmode="stack", height=170, font=_FONT, xaxis_title="ms",
+                     annotation_text=f"target {ms_text(target_ms)}", annotation_position="top")
+    figure.update_layout(barmode="stack", height=210, font=_FONT, xaxis_title="ms of the p99",
                          margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                         legend={"orientation": "h", "y": -0.5})
+                         legend={"orientation": "h", "y": -0.45})
     return figure
 
 
-def latency_distribution(latencies_ms: np.ndarray, target_ms: float,
+def latency_distribution(cdf_latency_ms: np.ndarray, cdf_share: np.ndarray, target_ms: float,
                          model_p99_ms: dict[str, float]) -> go.Figure:
     """The simulated latency CDF with the target and each model's p99 as vertical lines."""
-    ordered = np.sort(np.asarray(latencies_ms, float))
-    # Thousands of points draw the same curve as a million and keep the page light.
-    picks = np.unique(np.linspace(0, ordered.size - 1, min(ordered.size, 2_000)).astype(int))
     figure = go.Figure(go.Scatter(
-        x=ordered[picks], y=(picks + 1) / ordered.size, mode="lines", name="simulated",
-        line={"color": "#2563eb"}, hovertemplate="%{x:.3g} ms: %{y:.1%} of requests"
-                                                 "<extra></extra>"))
+        x=cdf_latency_ms, y=cdf_share, mode="lines", name="simulated", line={"color": "#2563eb"},
+        hovertemplate="%{y:.1%} of requests within %{x:.3g} ms<extra></extra>"))
     figure.add_vline(x=target_ms, line={"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
                      annotation_text="target", annotation_position="bottom right")
     for (label, value), dash in zip(model_p99_ms.items(), ("dot", "dashdot"), strict=False):

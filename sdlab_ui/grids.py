@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sdlab_model import p99_grid
-from sdlab_model.assessment import ModelName
+from sdlab_model.assessment import ModelName, latency
+from sdlab_model.design import needs_of, recommend_stage
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 
@@ -35,6 +36,7 @@ class P99Grid:
     replicas: np.ndarray
     p99_ms: np.ndarray
     utilization: np.ndarray
+    stage_numbers: np.ndarray
     frontier_replicas: np.ndarray
 
     @property
@@ -75,18 +77,39 @@ def compute_grid(
     meets = fine <= workload.p99_target_ms
     first = np.argmax(meets, axis=0)
     frontier = np.where(meets.any(axis=0), every_count[first], np.nan)
-    return P99Grid(workload, model, rates, replicas, p99, utilization, frontier)
+    stages = stage_grid(workload, model, rates, replicas, p99, utilization)
+    return P99Grid(workload, model, rates, replicas, p99, utilization, stages, frontier)
+
+
+def stage_grid(workload: Workload, model: ModelName, rates_rps: np.ndarray,
+               replicas: np.ndarray, p99_ms: np.ndarray, utilization: np.ndarray) -> np.ndarray:
+    """The recommended stage (1-5) in every cell, by the design rules on the cell's workload.
+
+    The rules read a latency result only for its p99 and utilization, which the grid already
+    has, so each cell reuses one computed result with those two numbers replaced.
+    """
+    base = latency(workload, model)
+    stages = np.zeros(p99_ms.shape, dtype=int)
+    for i, count in enumerate(replicas):
+        for j, rate in enumerate(rates_rps):
+            cell = workload.with_changes(rate_rps=float(rate), replicas=int(count))
+            result = replace(base, p99_ms=float(p99_ms[i, j]),
+                             utilization=float(utilization[i, j]))
+            stages[i, j] = recommend_stage(needs_of(cell, result)).number
+    return stages
 
 
 def grid_csv(grid: P99Grid) -> str:
     """One row per cell: rate, replicas, p99 (``inf`` where unstable), utilization."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rate_rps", "replicas", "p99_ms", "utilization", "meets_target", "model"])
+    writer.writerow(["rate_rps", "replicas", "p99_ms", "utilization", "meets_target", "stage",
+                     "model"])
     target = grid.workload.p99_target_ms
     for i, replicas in enumerate(grid.replicas):
         for j, rate in enumerate(grid.rates_rps):
             p99 = float(grid.p99_ms[i, j])
             writer.writerow([f"{rate:.6g}", int(replicas), f"{p99:.6g}",
-                             f"{grid.utilization[i, j]:.6g}", int(p99 <= target), grid.model])
+                             f"{grid.utilization[i, j]:.6g}", int(p99 <= target),
+                             int(grid.stage_numbers[i, j]), grid.model])
     return out.getvalue()

@@ -27,6 +27,7 @@ from sdlab_model.params import (
     TOGGLE_INPUTS,
     NumericInput,
 )
+from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui.widgets import format_value, linear_step, log_options
 
@@ -130,7 +131,7 @@ def render_sidebar() -> LabState:
 def show_notices() -> None:
     """Warn about anything the URL (or a file) asked for that the lab could not take as given."""
     for notice in st.session_state.get(_NOTICES_KEY, ()):
-        st.warning(plain_text(notice), icon="⚠️")
+        st.warning(plain_text(notice), icon=":material/warning:")
 
 
 def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
@@ -152,7 +153,7 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
 
 def _card_values(name: str) -> tuple[float, ...]:
     """The scenario cards' values of one input, so the slider shows each card exactly."""
-    return ()  # filled from sdlab_model.scenarios once it lands
+    return tuple(float(getattr(card, name)) for card in SCENARIOS if hasattr(card, name))
 
 
 def _on_input_change(name: str) -> None:

@@ -1,0 +1,72 @@
+"""The five scenario cards and the guided walkthrough (their text is data in sdlab_model)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH
+from sdlab_ui import state
+
+_STEP_KEY = "sdlab.walkthrough_step"
+_REVEALED_KEY = "sdlab.walkthrough_revealed"
+
+
+def card_key(card_id: str) -> str:
+    """The key of a card's button (tests and the browser click it)."""
+    return f"lab.card.{card_id}"
+
+
+def scenario_cards() -> None:
+    """Five cards left to right, the intended demo path; a click loads the card's inputs."""
+    st.markdown("#### Scenarios: click left to right for the demo path")
+    current = state.current()
+    for column, card in zip(st.columns(len(SCENARIOS)), SCENARIOS, strict=True):
+        with column.container(border=True):
+            loaded = card.workload() == current.workload
+            st.caption(f"STEP {card.step:02d}" + (" · loaded" if loaded else ""))
+            st.markdown(f"**{card.title}**")
+            st.caption(card.summary)
+            st.button("Load", key=card_key(card.id), on_click=_load_card, args=(card.id,),
+                      type="primary" if loaded else "secondary", width="stretch")
+
+
+def walkthrough() -> None:
+    """Step 1-5: the question first, then the answer and takeaway on request."""
+    step_index = st.session_state.get(_STEP_KEY)
+    with st.expander("Guided walkthrough: reason about it one step at a time",
+                     expanded=step_index is not None):
+        if step_index is None:
+            st.write("Five questions, one per card. Each step loads its card so you can check "
+                     "the answer against the lab.")
+            st.button("Start the walkthrough", key="lab.walk.start", on_click=_go_to_step,
+                      args=(0,))
+            return
+        step = WALKTHROUGH[step_index]
+        st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")
+        st.write(step.question)
+        if st.session_state.get(_REVEALED_KEY):
+            st.info(step.answer)
+            st.success(f"Takeaway: {step.takeaway}")
+        else:
+            st.button("Reveal the answer", key="lab.walk.reveal", on_click=_reveal)
+        back, forward = st.columns(2)
+        back.button("← Previous step", key="lab.walk.previous", on_click=_go_to_step,
+                    args=(step_index - 1,), disabled=step_index == 0, width="stretch")
+        forward.button("Next step →", key="lab.walk.next", on_click=_go_to_step,
+                       args=(step_index + 1,), disabled=step_index == len(WALKTHROUGH) - 1,
+                       width="stretch")
+
+
+def _load_card(card_id: str) -> None:
+    # The card's workload exactly: its eight inputs, the advanced ones at their defaults.
+    state.load(SCENARIO_BY_ID[card_id].workload())
+
+
+def _go_to_step(index: int) -> None:
+    st.session_state[_STEP_KEY] = index
+    st.session_state[_REVEALED_KEY] = False
+    _load_card(WALKTHROUGH[index].card_id)
+
+
+def _reveal() -> None:
+    st.session_state[_REVEALED_KEY] = True

@@ -1,0 +1,49 @@
+"""Helpers for AppTest: open the app (optionally on a page, from a URL) and read what it shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from sdlab_model.params import NUMERIC_BY_NAME, TOGGLE_BY_NAME
+from sdlab_ui.state import widget_key
+
+APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
+LAB_PAGE = "app_pages/lab.py"
+HEATMAPS_PAGE = "app_pages/heatmaps.py"
+TRADEOFFS_PAGE = "app_pages/tradeoffs.py"
+# The first run compiles the simulator kernel (numba) unless its disk cache is warm.
+RUN_TIMEOUT_S = 180
+
+
+def open_app(query: dict[str, str] | None = None, page: str | None = None) -> AppTest:
+    """Run the app as a new session would, from ``query`` (the URL), then switch to ``page``."""
+    app = AppTest.from_file(str(APP_PATH), default_timeout=RUN_TIMEOUT_S)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    app.run()
+    if page is not None:
+        app.switch_page(page).run()
+    return app
+
+
+def sidebar_value(app: AppTest, name: str):
+    """The value the sidebar widget for input ``name`` shows."""
+    key = widget_key(name)
+    if name in TOGGLE_BY_NAME:
+        return app.toggle(key=key).value
+    if NUMERIC_BY_NAME[name].scale == "log":
+        return app.select_slider(key=key).value
+    return app.slider(key=key).value
+
+
+def headline_p99(app: AppTest) -> str:
+    """The Lab page's headline p99 as shown (``p99`` or ``p99 (simulated)``)."""
+    shown = [m.value for m in app.metric if m.label in ("p99", "p99 (simulated)")]
+    assert len(shown) == 1, f"expected one headline p99 metric, found {len(shown)}"
+    return shown[0]
+
+
+def assert_no_exception(app: AppTest) -> None:
+    assert not app.exception, f"the app raised: {[e.message for e in app.exception]}"

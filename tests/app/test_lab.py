@@ -1,0 +1,141 @@
+"""AppTest of the Lab page: cards, walkthrough, model switch, deep links, notices, files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from apptest_helpers import (
+    HEATMAPS_PAGE,
+    LAB_PAGE,
+    assert_no_exception,
+    headline_p99,
+    open_app,
+    sidebar_value,
+)
+
+from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
+from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_ui.cards import card_key
+from sdlab_ui.state import widget_key
+
+_CARD_FIELDS = ("rate_rps", "model_latency_ms", "batch_window_ms", "replicas", "models_hosted",
+                "p99_target_ms", "dynamic_batching", "gpu")
+
+
+def test_lab_renders_every_section(lab):
+    assert lab.title[0].value.startswith("System Design Lab"), "the Lab page title is missing"
+    assert headline_p99(lab), "no headline p99"
+    labels = {m.label for m in lab.metric}
+    for wanted in ("p50", "p95", "Capacity", "Utilization", "Replicas needed",
+                   "Teaching model p99", "Queueing model p99", "Simulated p99"):
+        assert wanted in labels, f"metric {wanted!r} missing; found {sorted(labels)}"
+    assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
+    assert len(lab.get("plotly_chart")) >= 2, "the breakdown or the latency CDF is missing"
+    assert len(lab.get("download_button")) == 1, "the scenario-file download is missing"
+    assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
+
+
+@pytest.mark.parametrize("card", SCENARIOS, ids=[card.id for card in SCENARIOS])
+def test_card_sets_every_sidebar_value_and_the_shape(card):
+    app = open_app()
+    app.button(key=card_key(card.id)).click().run()
+    assert_no_exception(app)
+    for name in _CARD_FIELDS:
+        assert sidebar_value(app, name) == getattr(card, name), (
+            f"card {card.id}: sidebar {name} shows {sidebar_value(app, name)!r}, "
+            f"card says {getattr(card, name)!r}")
+    expected = evaluate(card.workload(), "queueing").stage.title
+    shown = [m.value for m in app.markdown]
+    assert f"**{expected}**" in shown, f"card {card.id}: shape {expected!r} not shown"
+    assert app.query_params["rate_rps"] == card.workload().to_strings()["rate_rps"], (
+        f"card {card.id}: the URL does not follow the card")
+
+
+def test_switching_the_model_changes_the_p99_shown(lab):
+    before = headline_p99(lab)
+    lab.radio(key=widget_key("model")).set_value("teaching").run()
+    assert_no_exception(lab)
+    after = headline_p99(lab)
+    assert after != before, f"the p99 stayed {before!r} after switching to the teaching model"
+    assert lab.query_params["model"] == "teaching", "the URL does not record the model"
+
+
+def test_deep_link_opens_that_state_on_any_page():
+    link = Workload(rate_rps=3_000, replicas=7, gpu=True, p99_target_ms=150).to_strings()
+    for page in (LAB_PAGE, HEATMAPS_PAGE):
+        app = open_app({**link, "model": "teaching"}, page=page)
+        assert_no_exception(app)
+        assert sidebar_value(app, "rate_rps") == 3_000, f"{page}: rate not taken from the URL"
+        assert sidebar_value(app, "replicas") == 7, f"{page}: replicas not taken from the URL"
+        assert sidebar_value(app, "gpu") is True, f"{page}: GPU toggle not taken from the URL"
+        assert app.radio(key=widget_key("model")).value == "teaching", f"{page}: model lost"
+        assert not app.warning, f"{page}: a clean link raised notices: {app.warning}"
+
+
+def test_value_set_on_one_page_survives_switching_pages(lab):
+    lab.select_slider(key=widget_key("replicas")).set_value(12).run()
+    lab.switch_page(HEATMAPS_PAGE).run()
+    assert sidebar_value(lab, "replicas") == 12, "replicas reset on the Heatmaps page"
+    lab.switch_page(LAB_PAGE).run()
+    assert_no_exception(lab)
+    assert sidebar_value(lab, "replicas") == 12, "replicas reset after coming back to the Lab"
+    assert lab.query_params["replicas"] == "12", "the URL lost the replicas after switching"
+
+
+@pytest.mark.parametrize("query", [
+    {"rate_rps": "banana"},
+    {"replicas": "-3", "gpu": "maybe"},
+    {"model": "quantum"},
+    {"p99_target_ms": "nan", "whatever": "![x](http://example.invalid/a.png)"},
+    {"rate_rps": "1e999"},
+])
+def test_junk_query_param_shows_a_notice_not_an_exception(query):
+    app = open_app(query)
+    assert_no_exception(app)
+    assert app.warning, f"no notice for junk query {query}"
+    assert headline_p99(app), "the lab did not render after junk in the URL"
+    rendered = " ".join(w.value for w in app.warning)
+    assert "](http" not in rendered, f"URL text reached Markdown unescaped: {rendered}"
+
+
+def test_reset_restores_defaults():
+    app = open_app({"rate_rps": "5000", "model": "teaching"})
+    app.button(key=widget_key("reset")).click().run()
+    assert sidebar_value(app, "rate_rps") == NUMERIC_BY_NAME["rate_rps"].default, "rate not reset"
+    assert app.radio(key=widget_key("model")).value == "queueing", "model not reset"
+
+
+def test_walkthrough_steps_load_their_cards(lab):
+    lab.button(key="lab.walk.start").click().run()
+    for index, step in enumerate(WALKTHROUGH):
+        card = next(c for c in SCENARIOS if c.id == step.card_id)
+        assert sidebar_value(lab, "rate_rps") == card.rate_rps, f"step {step.step} kept old rate"
+        assert any(step.question == m.value for m in lab.markdown), f"step {step.step} question"
+        lab.button(key="lab.walk.reveal").click().run()
+        assert any(step.answer in i.value for i in lab.info), f"step {step.step}: no answer"
+        if index < len(WALKTHROUGH) - 1:
+            lab.button(key="lab.walk.next").click().run()
+    assert_no_exception(lab)
+
+
+def test_scenario_file_round_trip_and_bad_file():
+    app = open_app({"rate_rps": "750", "gpu": "1", "model": "teaching"})
+    saved = app.get("download_button")[0]
+    assert saved is not None, "no download button"
+    text = scenario_file.dumps(Workload(rate_rps=750, gpu=True), "teaching")
+
+    fresh = open_app()
+    fresh.file_uploader(key="lab.scenario_upload").set_value(
+        ("lab.json", text.encode(), "application/json")).run()
+    assert_no_exception(fresh)
+    assert sidebar_value(fresh, "rate_rps") == 750, "uploading a file did not restore the rate"
+    assert fresh.radio(key=widget_key("model")).value == "teaching", "model not restored"
+
+    bad = json.loads(text)
+    bad["workload"]["rate_rps"] = "fast"
+    fresh.file_uploader(key="lab.scenario_upload").set_value(
+        ("bad.json", json.dumps(bad).encode(), "application/json")).run()
+    assert_no_exception(fresh)
+    assert any("rate_rps" in e.value for e in fresh.error), "bad file: no message naming rate_rps"
+    assert sidebar_value(fresh, "rate_rps") == 750, "a bad file changed the lab"
