@@ -363,9 +363,9 @@ def simulate_grid(
         )
     seed = _check_int("seed", seed, 0, 2**63 - 1)
     warmup = int(_check_warmup(warmup_fraction) * n_requests)
-    # Validate every cell before simulating any, so a bad input fails fast.
+    # Validate every cell before simulating any, so a bad input (e.g. 2.5 replicas) fails fast.
     cell_workloads = [
-        [workload.with_changes(rate_rps=float(rate), replicas=int(count)) for rate in rates]
+        [workload.with_changes(rate_rps=rate.item(), replicas=count.item()) for rate in rates]
         for count in counts
     ]
     unit_arrivals = np.cumsum(
