@@ -49,7 +49,7 @@ def fleet_capacity_rps(workload: Workload) -> float:
 
 
 def latency(workload: Workload) -> LatencyResult:
-    """The seed's p99: ``L + W_active + min(queue, 8L)`` with ``queue = L*u/(1-min(.99,u))/sqrt(R)``.
+    """The seed's p99: ``L + W_active + min(queue, 8L)``, ``queue = L*u/(1-min(.99,u))/sqrt(R)``.
 
     Approximations: the queueing term is a heuristic, not a queueing result; it overstates the
     M/M/c wait several-fold and caps at 8L instead of diverging at saturation.
@@ -65,7 +65,10 @@ def latency(workload: Workload) -> LatencyResult:
     stable = utilization < 1.0
     note = "The seed page's teaching heuristic: a budget, not a queueing result."
     if not stable:
-        note += " The offered load exceeds the budgeted capacity, so a real queue would grow without bound."
+        note += (
+            " The offered load exceeds the budgeted capacity, so a real queue would grow "
+            "without bound."
+        )
     return LatencyResult(
         p50_ms=None,
         p95_ms=None,
