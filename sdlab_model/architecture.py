@@ -118,6 +118,11 @@ FLOW_LEGEND: tuple[str, ...] = (
 )
 
 
+def path_text(path: Iterable[str]) -> str:
+    """A request path of node ids as a person reads it: "Inference gateway → Server replicas"."""
+    return " → ".join(NODE_BY_ID[node_id].label for node_id in path)
+
+
 def _html(text: str) -> str:
     """Text made safe inside a DOT HTML-like label (``<...>``), where only entities are special."""
     return html.escape(str(text), quote=True)

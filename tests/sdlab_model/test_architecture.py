@@ -20,6 +20,7 @@ from sdlab_model.architecture import (
     NODE_STYLE,
     NODES,
     PATH_STYLE,
+    path_text,
     to_dot,
 )
 from sdlab_model.scenarios import SCENARIOS
@@ -186,3 +187,8 @@ def test_default_workload_draws():
     assessment = evaluate(Workload(), "teaching")
     dot = to_dot(assessment.node_states, assessment.flow_states, assessment.stage.path)
     assert set(_nodes(dot)) == set(NODE_IDS), "the default lab's diagram lacks nodes"
+
+
+def test_path_text_reads_node_labels():
+    text = path_text(("gateway", "batcher", "replicas"))
+    assert text == "Inference gateway → Dynamic batcher → Server replicas", f"path text {text!r}"
