@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Accuracy = Literal["exact", "approximate", "heuristic"]
+# "validated": an approximation that simulation showed to be within its accuracy target there;
+# "approximate": outside it, so the app shows a simulated p99 instead.
+Accuracy = Literal["exact", "validated", "approximate", "heuristic"]
 
 
 @dataclass(frozen=True)
