@@ -32,7 +32,7 @@ SATURATION_LIMIT = 0.3
 MIN_ACCURATE_SERVERS = 4
 """With fewer servers a busy server delays whole batches; the model is flagged approximate."""
 
-_NEWTON_STEPS = 12
+_NEWTON_STEPS = 30
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,40 @@ def _formation_service_sf(t, tau, first_share, mean, sd):
     return survival, density
 
 
+def _quantile_of_sum(tau, first_share, mean, sd, tail):
+    """Solve ``P(F + S > t) = tail`` per cell: Newton, safeguarded by a shrinking bracket.
+
+    Only cells not yet converged are iterated, so the few slow ones (where the atom at ``tau``
+    makes the survival function nearly a step) do not cost the whole grid.
+    """
+    shape = np.broadcast(tau, first_share, mean, sd).shape
+    tau, first_share, mean, sd = (np.array(v, dtype=float).ravel() for v in
+                                  np.broadcast_arrays(tau, first_share, mean, sd))
+    lo = mean - 8.0 * sd
+    hi = mean + tau + 8.0 * sd
+    t = np.minimum(np.maximum(mean + tau * (1.0 - tail), lo), hi)
+    active = np.arange(t.size)
+    for _ in range(_NEWTON_STEPS):
+        ta, la, ha = t[active], lo[active], hi[active]
+        survival, density = _formation_service_sf(
+            ta, tau[active], first_share[active], mean[active], sd[active]
+        )
+        excess = survival - tail
+        la = np.where(excess > 0.0, ta, la)
+        ha = np.where(excess > 0.0, ha, ta)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = ta + excess / density
+        inside = (newton > la) & (newton < ha) & np.isfinite(newton)
+        step = np.where(inside, newton, 0.5 * (la + ha))
+        t[active], lo[active], hi[active] = step, la, ha
+        # The normal tail is good to ~1e-7 absolute, so a probability within 1e-6 is converged.
+        moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
+        active = active[moving]
+        if active.size == 0:
+            break
+    return t.reshape(shape)
+
+
 def batched_latency(
     rate_per_ms: np.ndarray,
     servers: np.ndarray,
@@ -185,22 +219,12 @@ def batched_latency(
     )
     biased = np.minimum(size_cap, batch + spread / batch)
     mean_s = service(biased)
-    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-9 * s)
+    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)  # smooths the atom for Newton
     first_share = 1.0 / batch
 
-    lo = mean_s - 8.0 * sd_s
-    hi = mean_s + tau + 8.0 * sd_s
-    t = np.minimum(np.maximum(mean_s + tau * (1.0 - tail), lo), hi)
-    for _ in range(_NEWTON_STEPS):
-        survival, density = _formation_service_sf(t, tau, first_share, mean_s, sd_s)
-        excess = survival - tail
-        lo = np.where(excess > 0.0, t, lo)
-        hi = np.where(excess > 0.0, hi, t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            newton = t + excess / density
-        inside = (newton > lo) & (newton < hi) & np.isfinite(newton)
-        t = np.where(inside, newton, 0.5 * (lo + hi))
-    formation_and_service = np.maximum(t, service(1.0))  # never below one request's own service
+    formation_and_service_raw = _quantile_of_sum(tau, first_share, mean_s, sd_s, tail)
+    # Never below one request's own service time.
+    formation_and_service = np.maximum(formation_and_service_raw, service(1.0))
 
     utilization = lam * service(batch) / (c * batch)
     # Server-limited batches keep the servers just busy (utilization -> 1 at b_sat); the backlog
@@ -210,9 +234,14 @@ def batched_latency(
     queue_load = utilization - (utilization - full_batch_load) * blend
     stable = queue_load < 1.0
     u_safe = np.where(stable, queue_load, 0.5)
-    eta = mdc.decay_rate(batch * c, batch * c * u_safe) / service(batch)
-    log_constant = log_tail_constant(c, u_safe)
-    queue = np.maximum(0.0, (log_constant - math.log(tail)) / eta)
+    log_excess = log_tail_constant(c, u_safe) - math.log(tail)
+    queue = np.zeros(np.broadcast(lam, c).shape)
+    waits = log_excess > 0.0  # elsewhere the queue's tail is below the quantile: no wait
+    if np.any(waits):
+        batch_w = np.broadcast_to(batch, queue.shape)[waits]
+        phases = batch_w * np.broadcast_to(c, queue.shape)[waits]
+        eta = mdc.decay_rate(phases, phases * u_safe[waits]) / service(batch_w)
+        queue[waits] = log_excess[waits] / eta
     queue = np.where(stable, queue, np.inf)
 
     compute = np.minimum(mean_s, formation_and_service)

@@ -61,12 +61,14 @@ def poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:
 def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     """Tail decay rate ``eta`` (per unit of D) of the M/D/c wait: ``eta = c ln(1 + eta / a)``.
 
-    ``P(W > t) ~ C e^(-eta t)``. The positive root exists for ``a < c``; Newton from above
-    (the function ``c ln(1 + x/a) - x`` is concave, so iterates from the right decrease
-    monotonically to the root). Vectorized; ``nan`` where ``a >= c``.
+    ``P(W > t) ~ C e^(-eta t)``. The positive root exists for ``a < c``. Newton on the concave
+    ``g(x) = c ln(1 + x/a) - x`` starts at ``max(2a(c - a)/c, c - a)``: the first is the
+    heavy-traffic root of g's quadratic expansion, which lies left of the root (``ln(1 + y) >=
+    y - y^2/2``); the second is g's maximum. From there each Newton step lands right of the root
+    and then decreases monotonically to it. Vectorized; ``nan`` where ``a >= c``.
 
-    Sources: the E_c/D/1 (equivalently M/D/c with cyclic assignment) Lindley random walk's
-    Cramér–Lundberg exponent; Tijms, *A First Course in Stochastic Models* (2003) §9.4.
+    Sources: the Cramér–Lundberg exponent of the E_c/D/1 Lindley walk (M/D/c with cyclic
+    assignment); Tijms, *A First Course in Stochastic Models* (2003) §9.4.
     """
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
@@ -74,14 +76,18 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     stable = a < c
     a_safe = np.where(stable, np.maximum(a, 1e-300), 1.0)
     c_safe = np.where(stable, c, 2.0)
-    # Start right of the root, where c ln(1 + x/a) < x: concavity then makes Newton monotone.
-    eta = np.maximum(2.0 * c_safe * np.log1p(c_safe / a_safe), 1e-9)
-    for _ in range(100):
-        value = c_safe * np.log1p(eta / a_safe) - eta
+    gap = c_safe - a_safe
+    eta = np.maximum(2.0 * a_safe * gap / c_safe, gap)
+    for _ in range(40):
+        log_term = c_safe * np.log1p(eta / a_safe)
+        value = log_term - eta
         slope = c_safe / (a_safe + eta) - 1.0
-        step = value / slope
+        # At g's maximum the slope is 0: double instead (the root lies further right).
+        step = np.where(slope < 0.0, value / np.where(slope < 0.0, slope, -1.0), -eta)
         eta = eta - step
-        if np.all(np.abs(step) <= 1e-13 * eta):
+        # Done when the step is tiny, or when g is down to its rounding noise (1 - rho ~ 1e-9).
+        settled = (np.abs(step) <= 1e-11 * eta) | (np.abs(value) <= 1e-14 * log_term)
+        if np.all(settled):
             break
     return np.where(stable, eta, np.nan)
 
