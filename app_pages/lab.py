@@ -5,10 +5,7 @@ import streamlit as st
 from sdlab_ui import cache, cards, panels, state
 
 lab = state.current()
-result = cache.assessment(lab.workload, lab.model)
-queueing = cache.assessment(lab.workload, "queueing")
-teaching = cache.assessment(lab.workload, "teaching")
-sim = cache.simulation(lab.workload)
+view = cache.lab_view(lab.workload, lab.model)
 
 st.title("System Design Lab: real-time model serving")
 st.markdown(
@@ -22,13 +19,13 @@ cards.walkthrough()
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    panels.architecture(result)
+    panels.architecture(view)
 with right:
-    panels.recommended_shape(result)
-    panels.headline(result, sim)
-panels.breakdown(result, teaching if lab.model == "queueing" else queueing)
-panels.meters(result)
-panels.decisions(result)
-panels.reasons(result)
-panels.accuracy(queueing, teaching, sim)
+    panels.recommended_shape(view.result)
+    panels.headline(view.result, view.sim)
+panels.breakdown(view)
+panels.meters(view.result)
+panels.decisions(view.result)
+panels.reasons(view.result)
+panels.accuracy(view)
 panels.scenario_files(lab)

@@ -4,12 +4,13 @@ Every cache has ``max_entries``, so a visitor moving sliders for an hour cannot 
 hold unbounded results. Data results use ``st.cache_data`` (each caller gets its own copy).
 Plotly figures use ``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit,
 and unpickling a figure re-validates every trace, which costs more than drawing it; the figures
-are never mutated after they are built, so sharing one object is safe.
+are never mutated after they are built (``figures.PreparedFigure``), so sharing one is safe.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -57,14 +58,15 @@ def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def heatmap_figure(workload: Workload, model: ModelName) -> go.Figure:
     """The main p99 heatmap."""
-    return figures.p99_heatmap(grid(workload, model))
+    return figures.PreparedFigure(figures.p99_heatmap(grid(workload, model)))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """Batching off/on x CPU/GPU, one colour scale."""
     panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
-    return figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES])
+    return figures.PreparedFigure(
+        figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES]))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -79,42 +81,57 @@ def simulation(workload: Workload) -> SimSummary:
     return simulate_summary(workload)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def _architecture_dot(node_states: tuple, flow_states: tuple, path: tuple[str, ...]) -> str:
-    return to_dot(dict(node_states), dict(flow_states), path=path)
+@dataclass(frozen=True)
+class LabView:
+    """Everything the Lab page draws for one workload and model, built once and shared."""
+
+    result: Assessment
+    queueing: Assessment
+    teaching: Assessment
+    sim: SimSummary
+    architecture_dot: str
+    breakdown: go.Figure
+    distribution: go.Figure | None
 
 
-def architecture_dot(result: Assessment) -> str:
-    """DOT source of the architecture for one assessment."""
-    return _architecture_dot(tuple(sorted(result.node_states.items())),
-                             tuple(sorted(result.flow_states.items())), result.stage.path)
+_LAST_VIEW_KEY = "sdlab.last_lab_view"
+
+
+def lab_view(workload: Workload, model: ModelName) -> LabView:
+    """The Lab page's results and figures for ``workload`` under ``model``.
+
+    Hashing the arguments is most of what a cache hit costs, so the session keeps the last view
+    and reuses it while the inputs are unchanged (a comparison, not a hash); otherwise one
+    bounded cache lookup serves every section of the page.
+    """
+    last = st.session_state.get(_LAST_VIEW_KEY)
+    if last is not None and last[0] == (workload, model):
+        return last[1]
+    view = _lab_view(workload, model)
+    st.session_state[_LAST_VIEW_KEY] = ((workload, model), view)
+    return view
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _breakdown_figure(rows: tuple[tuple[str, float, float, float], ...], target_ms: float):
-    return figures.latency_breakdown(rows, target_ms)
-
-
-def breakdown_figure(*results: Assessment) -> go.Figure:
-    """Each model's p99 split into compute, batch wait and queueing."""
-    rows = tuple((f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
-                 if r.is_stable or r.model == "teaching" else
-                 (f"{r.model} model", *(float("inf"),) * 3) for r in results)
-    return _breakdown_figure(rows, results[0].workload.p99_target_ms)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _distribution_figure(workload: Workload, queueing_p99_ms: float, teaching_p99_ms: float):
+def _lab_view(workload: Workload, model: ModelName) -> LabView:
+    """The Lab page's results and figures, built once per inputs and shared read-only."""
+    queueing, teaching = assessment(workload, "queueing"), assessment(workload, "teaching")
+    result = queueing if model == "queueing" else teaching
     sim = simulation(workload)
-    return figures.latency_distribution(sim.cdf_latency_ms, sim.cdf_share,
-                                        workload.p99_target_ms,
-                                        {"queueing": queueing_p99_ms, "teaching": teaching_p99_ms})
-
-
-def distribution_figure(workload: Workload, queueing_p99_ms: float,
-                        teaching_p99_ms: float) -> go.Figure:
-    """The simulated latency CDF with the target and both models' p99."""
-    return _distribution_figure(workload, queueing_p99_ms, teaching_p99_ms)
+    dot = to_dot(result.node_states, result.flow_states, path=result.stage.path)
+    rows = tuple(
+        # The teaching model caps its queueing term, so its parts stay finite even past capacity.
+        (f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
+        if r.is_stable or r.model == "teaching"
+        else (f"{r.model} model", math.inf, math.inf, math.inf)
+        for r in ((result, teaching) if model == "queueing" else (result, queueing)))
+    breakdown = figures.PreparedFigure(figures.latency_breakdown(rows, workload.p99_target_ms))
+    distribution = None
+    if sim.is_stable:
+        distribution = figures.PreparedFigure(figures.latency_distribution(
+            sim.cdf_latency_ms, sim.cdf_share, workload.p99_target_ms,
+            {"queueing": queueing.p99_ms, "teaching": teaching.p99_ms}))
+    return LabView(result, queueing, teaching, sim, dot, breakdown, distribution)
 
 
 VERIFY_RATE_CELLS = 32
@@ -160,4 +177,5 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     """The coarse analytic heatmap and the model-vs-simulation error map, side by side."""
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
-    return figures.p99_heatmap(coarse), figures.error_map(coarse, simulated_grid(key))
+    return (figures.PreparedFigure(figures.p99_heatmap(coarse)),
+            figures.PreparedFigure(figures.error_map(coarse, simulated_grid(key))))

@@ -7,6 +7,7 @@ import streamlit as st
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH
 from sdlab_ui import state
 
+_CARD_WORKLOADS = tuple(card.workload() for card in SCENARIOS)
 _STEP_KEY = "sdlab.walkthrough_step"
 _REVEALED_KEY = "sdlab.walkthrough_revealed"
 
@@ -20,12 +21,12 @@ def scenario_cards() -> None:
     """Five cards left to right, the intended demo path; a click loads the card's inputs."""
     st.markdown("#### Scenarios: click left to right for the demo path")
     current = state.current()
-    for column, card in zip(st.columns(len(SCENARIOS)), SCENARIOS, strict=True):
-        with column.container(border=True):
-            loaded = card.workload() == current.workload
-            st.caption(f"STEP {card.step:02d}" + (" · loaded" if loaded else ""))
-            st.markdown(f"**{card.title}**")
-            st.caption(card.summary)
+    columns = st.columns(len(SCENARIOS), border=True)
+    for column, card, card_workload in zip(columns, SCENARIOS, _CARD_WORKLOADS, strict=True):
+        with column:
+            loaded = card_workload == current.workload
+            step = f"STEP {card.step:02d}" + (" · loaded" if loaded else "")
+            st.markdown(f":gray[{step}]  \n**{card.title}**  \n:gray[{card.summary}]")
             st.button("Load", key=card_key(card.id), on_click=_load_card, args=(card.id,),
                       type="primary" if loaded else "secondary", width="stretch")
 

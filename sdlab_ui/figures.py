@@ -24,6 +24,9 @@ TARGET_COLOUR = "#dc2626"
 _COLOURSCALE = "Viridis"
 _MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 _FONT = {"family": "sans-serif", "size": 12}
+# Streamlit's own chart theme styles the figures; plotly's default template would add ~6 KB of
+# layout defaults to every figure, serialised again on every rerun.
+_TEMPLATE = "none"
 
 
 def ms_text(value_ms: float | None) -> str:
@@ -37,6 +40,22 @@ def ms_text(value_ms: float | None) -> str:
     if value_ms >= 1_000:
         return f"{value_ms / 1000:.2f} s"
     return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+
+
+class PreparedFigure(go.Figure):
+    """A figure whose dict form is computed once, for figures cached and never changed.
+
+    ``st.plotly_chart`` calls ``to_dict`` on every rerun, which deep-copies every trace and
+    re-encodes every array: most of the cost of redrawing an unchanged chart. Returning the
+    dict made at construction gives the same JSON for a fraction of the work.
+    """
+
+    def __init__(self, figure: go.Figure) -> None:
+        super().__init__(figure)
+        self._prepared_dict = super().to_dict()
+
+    def to_dict(self) -> dict:
+        return self._prepared_dict
 
 
 def _percent(share: float) -> str:
@@ -119,7 +138,7 @@ def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
                                 marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY}))
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
     figure.update_yaxes(type="log", title_text="replicas")
-    figure.update_layout(title=title or None, height=520, font=_FONT,
+    figure.update_layout(title=title or None, height=520, font=_FONT, template=_TEMPLATE,
                          margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
                          legend={"orientation": "h", "y": -0.18})
     return figure
@@ -144,7 +163,8 @@ def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figur
     figure.update_yaxes(type="log")
     figure.update_xaxes(title_text="request rate (req/s)", row=2)
     figure.update_yaxes(title_text="replicas", col=1)
-    figure.update_layout(height=640, font=_FONT, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    figure.update_layout(height=640, font=_FONT, template=_TEMPLATE,
+                         margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return figure
 
 
@@ -169,7 +189,8 @@ def latency_breakdown(
                                 hoverinfo="skip"))
     figure.add_vline(x=target_ms, line={"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
                      annotation_text=f"target {ms_text(target_ms)}", annotation_position="top")
-    figure.update_layout(barmode="stack", height=210, font=_FONT, xaxis_title="ms of the p99",
+    figure.update_layout(barmode="stack", height=210, font=_FONT, template=_TEMPLATE,
+                         xaxis_title="ms of the p99",
                          margin={"l": 10, "r": 10, "t": 30, "b": 10},
                          legend={"orientation": "h", "y": -0.45})
     return figure
@@ -188,7 +209,7 @@ def latency_distribution(cdf_latency_ms: np.ndarray, cdf_share: np.ndarray, targ
             figure.add_vline(x=value, line={"color": "#6b7280", "dash": dash},
                              annotation_text=f"{label} p99", annotation_position="top left")
     figure.add_hline(y=0.99, line={"color": "#9ca3af", "width": 1})
-    figure.update_layout(height=300, font=_FONT, xaxis_title="latency (ms)",
+    figure.update_layout(height=300, font=_FONT, template=_TEMPLATE, xaxis_title="latency (ms)",
                          yaxis_title="share of requests", yaxis_tickformat=".0%",
                          margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False)
     return figure
@@ -209,5 +230,6 @@ def error_map(grid: P99Grid, simulated_p99_ms: np.ndarray) -> go.Figure:
                       "%{z:+.1f}%<extra></extra>"))
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
     figure.update_yaxes(type="log", title_text="replicas")
-    figure.update_layout(height=520, font=_FONT, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    figure.update_layout(height=520, font=_FONT, template=_TEMPLATE,
+                         margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return figure

@@ -11,7 +11,7 @@ import math
 import streamlit as st
 
 from sdlab_model import scenario_file
-from sdlab_model.architecture import STATE_MEANING
+from sdlab_model.architecture import STATE_MEANING, path_text
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, state
 from sdlab_ui.figures import ms_text, rate_text
@@ -36,92 +36,101 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
     return result.p99_ms, False
 
 
-def architecture(result: Assessment) -> None:
+def architecture(view: cache.LabView) -> None:
     """The diagram: node colours by state, the recommended path drawn heavy, a legend."""
-    st.graphviz_chart(cache.architecture_dot(result), width="stretch")
+    st.graphviz_chart(view.architecture_dot, width="stretch")
     st.caption("Heavy outline: the recommended request path. "
                + " · ".join(f"**{s}**: {m}" for s, m in STATE_MEANING.items()))
 
 
 def recommended_shape(result: Assessment) -> None:
     stage = result.stage
-    st.markdown(f"#### Recommended shape · stage {stage.number}")
-    st.markdown(f"**{stage.title}**")
-    st.write(stage.summary)
-    st.caption("Request path: " + " → ".join(stage.path))
+    st.markdown(f"#### Recommended shape · stage {stage.number}\n\n**{stage.title}**\n\n"
+                f"{stage.summary}")
+    st.caption("Request path: " + path_text(stage.path))
 
 
 def headline(result: Assessment, sim: SimSummary | None) -> None:
     """p50/p95/p99 against the target, capacity, utilization and replicas needed."""
     target = result.workload.p99_target_ms
     p99, simulated = headline_p99(result, sim)
+    # A leading minus makes Streamlit draw the delta red and pointing down.
+    if result.is_stable and math.isfinite(p99):
+        margin = f"{target - p99:+.3g} ms headroom"
+    else:
+        margin = "-∞: over capacity"
+    needed = result.min_replicas_for_target
+    utilization = (f"{result.utilization:.0%}" if result.utilization < 100
+                   else f"{result.utilization:,.0f}x")
     columns = st.columns(3)
     columns[0].metric("p50", ms_text(sim.p50_ms if simulated else result.p50_ms))
     columns[1].metric("p95", ms_text(sim.p95_ms if simulated else result.p95_ms))
-    if math.isfinite(p99):
-        spare = target - p99
-        margin = f"{spare:.3g} ms to spare" if spare >= 0 else f"{-spare:.3g} ms over target"
-    else:
-        margin = "queue grows without bound"
-    columns[2].metric("p99 (simulated)" if simulated else "p99", ms_text(p99), delta=margin,
-                      delta_color="normal" if math.isfinite(p99) else "inverse")
-    columns = st.columns(3)
-    columns[0].metric("Capacity", rate_text(result.capacity_rps))
-    columns[1].metric("Utilization", f"{result.utilization:.0%}" if result.utilization < 100
-                      else f"{result.utilization:,.0f}x")
-    needed = result.min_replicas_for_target
-    columns[2].metric("Replicas needed", "none ≤ 500" if needed is None else f"{needed}")
+    columns[2].metric("p99 (simulated)" if simulated else "p99", ms_text(p99), delta=margin)
+    # One table rather than three more metrics: the same numbers, a quicker rerun.
+    st.markdown(
+        "| Capacity | Utilization | Replicas needed for the target |\n|---|---|---|\n"
+        f"| **{rate_text(result.capacity_rps)}** | **{utilization}** | "
+        f"**{'none up to 500' if needed is None else needed}** |")
     if simulated:
         st.caption(f"p50/p95/p99 simulated: {result.accuracy_note}")
     elif result.p50_ms is None:
         st.caption("The teaching model defines only a p99.")
 
 
-def breakdown(result: Assessment, other: Assessment) -> None:
+def breakdown(view: cache.LabView) -> None:
     """Where each model's p99 goes: compute, batch formation, queueing."""
-    st.plotly_chart(cache.breakdown_figure(result, other), key="lab.breakdown")
+    st.plotly_chart(view.breakdown, key="lab.breakdown")
+
+
+def meter_bar(ratio: float, cells: int = 10) -> str:
+    """A text gauge: ratio 1.0 (the limit) fills it; beyond the limit it shows how far."""
+    if not math.isfinite(ratio):
+        return "▰" * cells + " ∞"
+    filled = round(min(max(ratio, 0.0), 1.0) * cells)
+    return "▰" * filled + "▱" * (cells - filled) + (f" {ratio:.1f}x" if ratio > 1 else "")
 
 
 def meters(result: Assessment) -> None:
-    st.markdown("#### Bottlenecks")
-    for column, meter in zip(st.columns(len(result.meters)), result.meters, strict=True):
-        with column:
-            st.progress(min(max(meter.ratio, 0.0), 1.0),
-                        text=f"{STATUS_ICON[meter.status]} **{meter.label}**")
-            st.caption(f"{meter.value_text}. {meter.explanation}")
+    """The five bottleneck meters as one table (one element: the page stays quick to redraw)."""
+    rows = "\n".join(
+        f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` | {m.value_text} "
+        f"| {m.explanation} |" for m in result.meters)
+    st.markdown("#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Now | Why it matters |"
+                f"\n|---|---|---|---|\n{rows}")
 
 
 def decisions(result: Assessment) -> None:
-    st.markdown("#### Decisions")
-    columns = st.columns(3)
-    for index, decision in enumerate(result.decisions):
-        with columns[index % 3].container(border=True):
-            st.markdown(f"**{decision.label}** {DECISION_BADGE.get(decision.state, '')}")
-            st.caption(decision.text)
+    """The six design decisions and their state, as one table."""
+    rows = "\n".join(f"| **{d.label}** | {DECISION_BADGE.get(d.state, d.state)} | {d.text} |"
+                     for d in result.decisions)
+    st.markdown(f"#### Decisions\n\n| Decision | State | Why |\n|---|---|---|\n{rows}")
 
 
 def reasons(result: Assessment) -> None:
-    st.markdown("#### Why this changes")
-    st.markdown("\n".join(f"- {STATUS_ICON[r.status]} {r.text}" for r in result.reasons))
+    lines = "\n".join(f"- {STATUS_ICON[r.status]} {r.text}" for r in result.reasons)
+    st.markdown(f"#### Why this changes\n\n{lines}")
 
 
-def accuracy(queueing: Assessment, teaching: Assessment, sim: SimSummary | None) -> None:
+def accuracy(view: cache.LabView) -> None:
     """Teaching, queueing and simulated p99 side by side, each model's error, the CDF."""
-    st.markdown("#### How far to trust the p99: teaching vs queueing vs simulation")
-    columns = st.columns(3)
-    for column, result in zip(columns[:2], (teaching, queueing), strict=True):
-        error = sim.error_text(result.p99_ms) if sim and sim.is_stable else None
-        column.metric(f"{result.model.capitalize()} model p99", ms_text(result.p99_ms),
-                      delta=error, delta_color="off", help=result.accuracy_note)
-    if sim is None:
-        columns[2].metric("Simulated p99", "—")
-        return
-    columns[2].metric("Simulated p99", ms_text(sim.p99_ms), help=sim.note,
-                      delta=sim.interval_text(), delta_color="off")
-    if sim.is_stable:
-        figure = cache.distribution_figure(queueing.workload, queueing.p99_ms, teaching.p99_ms)
-        st.plotly_chart(figure, key="lab.distribution")
-    st.caption(sim.note)
+    sim = view.sim
+    rows = [
+        f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | "
+        f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
+        for r in (view.teaching, view.queueing)
+    ]
+    rows.append(f"| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
+                f"{_cell(sim.note)} |")
+    st.markdown("#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
+                "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
+                + "\n".join(rows))
+    if view.distribution is not None:
+        st.plotly_chart(view.distribution, key="lab.distribution")
+
+
+def _cell(text: str) -> str:
+    """Model text made safe inside one Markdown table cell."""
+    return " ".join(str(text).replace("|", "/").split())
 
 
 def scenario_files(lab: state.LabState) -> None:

@@ -27,9 +27,14 @@ def test_lab_renders_every_section(lab):
     assert lab.title[0].value.startswith("System Design Lab"), "the Lab page title is missing"
     assert headline_p99(lab), "no headline p99"
     labels = {m.label for m in lab.metric}
-    for wanted in ("p50", "p95", "Capacity", "Utilization", "Replicas needed",
-                   "Teaching model p99", "Queueing model p99", "Simulated p99"):
+    for wanted in ("p50", "p95"):
         assert wanted in labels, f"metric {wanted!r} missing; found {sorted(labels)}"
+    numbers = next((m.value for m in lab.markdown if m.value.startswith("| Capacity")), "")
+    for wanted in ("Utilization", "Replicas needed for the target", "req/s"):
+        assert wanted in numbers, f"the headline table lacks {wanted!r}: {numbers!r}"
+    comparison = next((m.value for m in lab.markdown if "How far to trust" in m.value), "")
+    for row in ("**Teaching model**", "**Queueing model**", "**Simulation**"):
+        assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
     assert len(lab.get("plotly_chart")) >= 2, "the breakdown or the latency CDF is missing"
     assert len(lab.get("download_button")) == 1, "the scenario-file download is missing"

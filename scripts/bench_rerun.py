@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Server-side time of one Lab-page rerun against a bare page with the same widgets.
+
+    python3 scripts/bench_rerun.py [--reruns 40]
+
+Both apps run in this process through Streamlit's AppTest (the script run the server would do,
+without the network), interleaved so that machine noise hits both alike. The server-side time is
+the script run itself, timed around Streamlit's ``ScriptRunner._run_script`` (what a server
+thread spends on the rerun: widgets, model calls, caches, serialising every element); AppTest's
+own polling and parsing of the result, which a real server does not do, are left out, but the
+wall time of ``AppTest.run`` is printed too. The bare page draws the
+same sidebar, card buttons, walkthrough button, download button and file uploader, and nothing
+else: no model call, no chart. Two figures:
+
+- steady: reruns with unchanged inputs (what a click that changes nothing, or a page revisit,
+  costs: cache hits);
+- fresh: each rerun after moving the rate slider to a value not seen before (cache misses: the
+  model, the simulation and the figures are computed).
+
+Target (issue 3): steady ratio <= 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
+
+_BARE_APP = f'''
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from sdlab_ui import state
+
+st.set_page_config(page_title="bare", layout="wide")
+page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
+state.render_sidebar()
+state.show_notices()
+page.run()
+'''
+
+_BARE_PAGE = '''
+import streamlit as st
+from sdlab_model import SCENARIOS, scenario_file
+from sdlab_ui import state
+
+lab = state.current()
+for column, card in zip(st.columns(len(SCENARIOS)), SCENARIOS):
+    column.button("Load", key=f"lab.card.{card.id}")
+st.button("Start the walkthrough", key="lab.walk.start")
+st.download_button("Download scenario file (JSON)", scenario_file.dumps(lab.workload, lab.model),
+                   file_name="s.json", key="lab.scenario_download", on_click="ignore")
+st.file_uploader("Restore a scenario file", type=["json"], key="lab.scenario_upload")
+'''
+
+
+_script_seconds: list[float] = []
+
+
+def _time_script_runs() -> None:
+    """Record the duration of every script run in ``_script_seconds``."""
+    original = ScriptRunner._run_script
+
+    def timed(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _script_seconds.append(time.perf_counter() - started)
+
+    ScriptRunner._run_script = timed
+
+
+def _timed_run(app: AppTest) -> tuple[float, float]:
+    """(server-side script time, AppTest wall time) of one rerun, in seconds."""
+    _script_seconds.clear()
+    started = time.perf_counter()
+    app.run(timeout=300)
+    wall = time.perf_counter() - started
+    if app.exception:
+        raise SystemExit(f"the app raised: {[e.message for e in app.exception]}")
+    return sum(_script_seconds), wall
+
+
+def _fresh_rates(count: int) -> list[float]:
+    """Rates the Lab has not seen: between ladder values, so each one misses every cache."""
+    spec = NUMERIC_BY_NAME["rate_rps"]
+    return [round(spec.default + 7.0 * (index + 1), 3) for index in range(count)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reruns", type=int, default=40, help="timed reruns per app and mode")
+    args = parser.parse_args()
+    _time_script_runs()
+
+    with tempfile.TemporaryDirectory() as folder:
+        page_path = Path(folder) / "bare_lab.py"
+        page_path.write_text(_BARE_PAGE)
+        bare_path = Path(folder) / "bare_app.py"
+        bare_path.write_text(_BARE_APP.format(page=str(page_path)))
+
+        lab = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+        bare = AppTest.from_file(str(bare_path), default_timeout=300)
+        for app in (lab, bare):  # warm-up: imports, numba, caches
+            _timed_run(app)
+            _timed_run(app)
+
+        steady_lab, steady_bare = [], []
+        for _ in range(args.reruns):
+            steady_lab.append(_timed_run(lab))
+            steady_bare.append(_timed_run(bare))
+
+        fresh_lab, fresh_bare = [], []
+        for rate in _fresh_rates(max(5, args.reruns // 4)):
+            for app, times in ((lab, fresh_lab), (bare, fresh_bare)):
+                # Move the canonical state as the slider's callback would.
+                app.session_state["sdlab.workload"] = app.session_state[
+                    "sdlab.workload"].with_changes(rate_rps=rate)
+                times.append(_timed_run(app))
+
+    def report(mode: str, lab_times: list[tuple[float, float]],
+               bare_times: list[tuple[float, float]]) -> float:
+        ratios = []
+        for index, what in enumerate(("server-side", "AppTest wall")):
+            lab_ms = 1000 * statistics.median(t[index] for t in lab_times)
+            bare_ms = 1000 * statistics.median(t[index] for t in bare_times)
+            ratios.append(lab_ms / bare_ms)
+            print(f"{mode:>6} {what:>12}: Lab page {lab_ms:7.1f} ms, bare page {bare_ms:7.1f} ms,"
+                  f" ratio {lab_ms / bare_ms:.2f}x  (median of {len(lab_times)} reruns each)")
+        return ratios[0]
+
+    steady = report("steady", steady_lab, steady_bare)
+    report("fresh", fresh_lab, fresh_bare)
+    verdict = "meets" if steady <= 1.5 else "MISSES"
+    print(f"steady-state server-side ratio {steady:.2f}x {verdict} the 1.5x target")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""AppTest of the Heatmaps page: the heatmaps, the CSV, the simulation check."""
+
+from __future__ import annotations
+
+from apptest_helpers import HEATMAPS_PAGE, assert_no_exception, open_app, sidebar_value
+
+from sdlab_ui.grids import rate_axis, replica_axis
+
+
+def test_heatmaps_render_with_csv():
+    app = open_app({"model": "teaching"}, page=HEATMAPS_PAGE)
+    assert_no_exception(app)
+    assert len(app.get("plotly_chart")) == 2, "expected the main heatmap and the 2x2 multiples"
+    downloads = app.get("download_button")
+    assert len(downloads) == 1, "the CSV download is missing"
+
+
+def test_verify_with_simulation_shows_the_error_map():
+    app = open_app({"model": "teaching", "rate_rps": "1000"}, page=HEATMAPS_PAGE)
+    app.button(key="heatmap.verify").click().run()
+    assert_no_exception(app)
+    charts = app.get("plotly_chart")
+    assert len(charts) == 4, f"expected analytic + error map beside the heatmaps, got {len(charts)}"
+    app.select_slider(key="sdlab.widget.rate_rps").set_value(2_000).run()
+    assert len(app.get("plotly_chart")) == 4, "moving the rate should keep the verified grid"
+    assert sidebar_value(app, "rate_rps") == 2_000, "the rate did not move"
+
+
+def test_grid_axes_span_the_sliders():
+    rates, replicas = rate_axis(32), replica_axis(24)
+    assert rates[0] == 1 and rates[-1] == 500_000, f"rate axis {rates[0]}..{rates[-1]}"
+    assert replicas[0] == 1 and replicas[-1] == 500, f"replica axis {replicas[0]}..{replicas[-1]}"
+    assert len(set(replicas)) == len(replicas), "replica counts repeat"

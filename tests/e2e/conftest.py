@@ -1,0 +1,109 @@
+"""A served app and a system Chromium for the browser tests.
+
+The server is ``python -m streamlit run app.py`` on a free localhost port, polled on
+``/_stcore/health``. Chromium is the system one (/usr/bin/chromium or ``chromium`` on PATH);
+Playwright's own browser download is never used. Where no Chromium exists the tests skip with
+the reason, unless SDLAB_REQUIRE_BROWSER=1 (CI), where they fail instead. Fixture names differ
+from pytest-playwright's (``browser``, ``page``) so that plugin, where installed, stays out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_START_TIMEOUT_S = 60
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _chromium_path() -> str | None:
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    return shutil.which("chromium")
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("SDLAB_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser tests are required (SDLAB_REQUIRE_BROWSER=1) but {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory) -> Iterator[str]:
+    """The app served on localhost for the whole session (its log in pytest's temp folder)."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("e2e") / "streamlit-server.log"
+    with open(log_path, "w") as log:
+        yield from _serve(port, log, log_path)
+
+
+def _serve(port: int, log, log_path: Path) -> Iterator[str]:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+         "--server.address=localhost", f"--server.port={port}"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://localhost:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the app did not answer {url}/_stcore/health within "
+                            f"{SERVER_START_TIMEOUT_S} s; server log: {log_path}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """One headless system Chromium for the session."""
+    executable = _chromium_path()
+    if executable is None:
+        _missing("no Chromium at /usr/bin/chromium or on PATH")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the playwright package is not installed")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def lab_page(chromium_browser, server_url):
+    """A fresh browser context and page (its own Streamlit session)."""
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 1800})
+    context.set_default_timeout(60_000)
+    tab = context.new_page()
+    yield tab
+    context.close()

@@ -1,0 +1,99 @@
+"""The app in a real Chromium: it draws, answers clicks and keys, and never shows a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sdlab_model import SCENARIOS, evaluate
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT = ROOT / "docs" / "screenshot.png"
+EXCEPTION = '[data-testid="stException"]'
+DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
+PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+
+
+def _open(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector(DIAGRAM_SVG if "/heatmaps" not in url else PLOTLY)
+    _wait_until_idle(page)
+
+
+def _wait_until_idle(page) -> None:
+    """Streamlit shows a status widget while a run is in progress; wait for it to go."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+
+
+# The Lab's only metric labelled p99 is the headline one ("p99" or "p99 (simulated)").
+_HEADLINE_P99_JS = """() => {
+    const metric = [...document.querySelectorAll('[data-testid="stMetric"]')]
+        .find(m => m.querySelector('[data-testid="stMetricLabel"]')?.innerText.startsWith('p99'));
+    return metric?.querySelector('[data-testid="stMetricValue"]')?.innerText ?? null;
+}"""
+_SHAPE_TITLE_JS = """() => {
+    const block = [...document.querySelectorAll('[data-testid="stMarkdown"]')]
+        .find(m => m.innerText.startsWith('Recommended shape'));
+    return block?.querySelector('strong')?.innerText ?? null;
+}"""
+
+
+def _headline_p99(page) -> str:
+    return page.evaluate(_HEADLINE_P99_JS)
+
+
+def _shape_title(page) -> str:
+    return page.evaluate(_SHAPE_TITLE_JS)
+
+
+def test_lab_draws_the_diagram_and_writes_the_screenshot(lab_page, server_url):
+    _open(lab_page, server_url)
+    assert lab_page.locator(DIAGRAM_SVG).locator("g.node").count() >= 9, "diagram has no nodes"
+    assert lab_page.locator(EXCEPTION).count() == 0, "the Lab page shows an exception"
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    lab_page.set_viewport_size({"width": 1440, "height": 1100})
+    lab_page.screenshot(path=str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size > 10_000, "the screenshot is suspiciously small"
+
+
+def test_heatmap_draws(lab_page, server_url):
+    _open(lab_page, f"{server_url}/heatmaps")
+    lab_page.wait_for_selector(f"{PLOTLY} .heatmaplayer, {PLOTLY} g.hm")
+    assert lab_page.locator(PLOTLY).count() >= 2, "the heatmaps did not draw"
+    assert lab_page.locator(EXCEPTION).count() == 0, "the Heatmaps page shows an exception"
+
+
+def test_card_3_changes_the_recommended_shape(lab_page, server_url):
+    _open(lab_page, server_url)
+    before = _shape_title(lab_page)
+    card = SCENARIOS[2]
+    expected = evaluate(card.workload(), "queueing").stage.title
+    assert before != expected, f"default settings already show {expected!r}; the test is void"
+    lab_page.locator(f".st-key-lab-card-{card.id} button").click()
+    lab_page.wait_for_function(f"t => ({_SHAPE_TITLE_JS})() === t", arg=expected)
+    assert lab_page.locator(EXCEPTION).count() == 0, "clicking card 3 raised an exception"
+
+
+def test_moving_the_rate_slider_changes_the_p99(lab_page, server_url):
+    _open(lab_page, server_url)
+    before = _headline_p99(lab_page)
+    slider = lab_page.get_by_role("slider", name="Request rate (req/s)")
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowRight")
+    slider.press("End")
+    lab_page.wait_for_function(f"b => ({_HEADLINE_P99_JS})() !== b", arg=before)
+    assert "rate_rps=500000" in lab_page.url, f"the URL did not follow the slider: {lab_page.url}"
+    assert lab_page.locator(EXCEPTION).count() == 0, "moving the slider raised an exception"
+
+
+def test_no_exception_on_any_page(lab_page, server_url):
+    for path in ("", "/heatmaps", "/tradeoffs"):
+        lab_page.goto(f"{server_url}{path}?rate_rps=junk&gpu=1")
+        lab_page.wait_for_selector('[data-testid="stAlert"]')
+        _wait_until_idle(lab_page)
+        assert lab_page.locator(EXCEPTION).count() == 0, f"{path or '/'} shows an exception"
