@@ -154,3 +154,53 @@ def test_the_checks_see_the_app():
         f"the security checks must walk the app's files, found {APP_FILES}"
     )
     assert len(MODEL_FILES) > 3, f"the security checks must walk the model, found {MODEL_FILES}"
+
+
+def _unbounded_caches(source: str, filename: str) -> list[str]:
+    """Cache decorators without a size bound, as 'file:line: decorator'."""
+    problems = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call else decorator
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            keywords = {k.arg: k.value for k in call.keywords} if call else {}
+            if name in {"cache_data", "cache_resource"}:
+                bound = keywords.get("max_entries")
+            elif name == "lru_cache":
+                bound = keywords.get("maxsize", call.args[0] if call and call.args else None)
+            elif name == "cache":  # functools.cache never evicts
+                bound = None
+            else:
+                continue
+            if not (isinstance(bound, ast.Constant) and isinstance(bound.value, int)):
+                problems.append(f"{filename}:{decorator.lineno}: {ast.unparse(decorator)}")
+    return problems
+
+
+@pytest.mark.parametrize("path", APP_FILES + MODEL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_cache_has_a_size_bound(path):
+    problems = _unbounded_caches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not problems, (
+        "every cache needs a literal size bound (max_entries / maxsize), or a visitor can make "
+        "the server hold unbounded results:\n" + "\n".join(problems)
+    )
+
+
+def test_the_cache_check_catches_what_it_guards():
+    risky = (
+        "@st.cache_data\ndef a(): ...\n"
+        "@st.cache_resource(ttl=60)\ndef b(): ...\n"
+        "@lru_cache(maxsize=None)\ndef c(): ...\n"
+        "@functools.cache\ndef d(): ...\n"
+        "@lru_cache\ndef e(): ...\n"
+    )
+    safe = (
+        "@st.cache_data(max_entries=32)\ndef a(): ...\n"
+        "@lru_cache(maxsize=256)\ndef b(): ...\n"
+        "@lru_cache(64)\ndef c(): ...\n"
+    )
+    assert len(_unbounded_caches(risky, "risky.py")) == 5, "every unbounded cache must be reported"
+    assert _unbounded_caches(safe, "safe.py") == [], "bounded caches must pass"
