@@ -29,6 +29,12 @@ from sdlab_model.mdc_grid import log_tail_constant
 SATURATION_LIMIT = 0.3
 """Above this ``b_sat / b_window`` the batcher is server-limited and the model approximate."""
 
+SATURATION_LIMIT_FLAT_BATCHES = 0.5
+"""The same limit where a batch costs nearly the same whatever its size (``f >= 0.9``, e.g. the
+GPU default): server-limited batch sizes swing, but their service times barely do."""
+
+FLAT_BATCH_OVERHEAD_SHARE = 0.9
+
 MIN_ACCURATE_SERVERS = 4
 """With fewer servers a busy server delays whole batches; the model is flagged approximate."""
 
@@ -47,6 +53,12 @@ class BatchedLatency:
     server_utilization: np.ndarray
     saturation: np.ndarray
     is_accurate: np.ndarray
+
+
+def saturation_limit(overhead_share: float) -> float:
+    """Largest ``b_sat / b_window`` where simulation kept the model within 15% (>= 4 servers)."""
+    flat = overhead_share >= FLAT_BATCH_OVERHEAD_SHARE
+    return SATURATION_LIMIT_FLAT_BATCHES if flat else SATURATION_LIMIT
 
 
 @lru_cache(maxsize=256)
@@ -185,7 +197,7 @@ def batched_latency(
         Servers assumed free when a batch closes (window-limited regime); ``F`` and ``S``
         independent; ``S`` normal; the two waits added at the same quantile (slightly
         pessimistic). ``is_accurate`` is False where simulation showed these break: ``c < 4`` or
-        ``b_sat / b_w >= 0.3``.
+        ``b_sat / b_w`` at or above ``saturation_limit(f)`` (0.3, or 0.5 when ``f >= 0.9``).
 
     Sources:
         Triton Inference Server dynamic batcher (``max_queue_delay_microseconds``). The
@@ -245,7 +257,7 @@ def batched_latency(
     queue = np.where(stable, queue, np.inf)
 
     compute = np.minimum(mean_s, formation_and_service)
-    accurate = (c >= MIN_ACCURATE_SERVERS) & (saturation < SATURATION_LIMIT)
+    accurate = (c >= MIN_ACCURATE_SERVERS) & (saturation < saturation_limit(f))
     return BatchedLatency(
         quantile_ms=formation_and_service + queue,
         formation_and_service_ms=formation_and_service,

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from sdlab_model import batching, mdc, mdc_grid
+from sdlab_model import batching, erlang, mdc, mdc_grid
 from sdlab_model.latency import LatencyResult
 from sdlab_model.workload import Workload
 
@@ -69,10 +69,16 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
 
 
 def mmc_p99_ms(servers: int, rate_rps: float, mean_service_ms: float) -> float:
-    """The exponential-service variant (M/M/c) of the same FCFS queue: p99 of W + S in ms."""
-    from sdlab_model.erlang import mmc_p99_ms as _mmc_p99_ms
+    """The exponential-service variant (M/M/c) of the same FCFS queue: p99 of W + S in ms.
 
-    return _mmc_p99_ms(servers, rate_rps, mean_service_ms)
+    For comparison only: inference times are near-constant, and M/M/c overstates their p99.
+    """
+    return erlang.mmc_p99_ms(servers, rate_rps, mean_service_ms)
+
+
+def mmc_wait_quantile_ms(servers: int, rate_rps: float, mean_service_ms: float, q: float) -> float:
+    """The ``q`` quantile of the M/M/c queueing delay in ms (see ``sdlab_model.erlang``)."""
+    return erlang.mmc_wait_quantile_ms(servers, rate_rps, mean_service_ms, q)
 
 
 def _unstable(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
@@ -158,7 +164,7 @@ def _batched(workload: Workload, capacity: float, utilization: float) -> Latency
             f"With {workload.servers} server(s) a busy server delays whole batches; the batching "
             "model is outside its 15% target here, so check it against simulation."
         )
-    elif saturation >= batching.SATURATION_LIMIT:
+    elif saturation >= batching.saturation_limit(workload.batch_overhead_share):
         accuracy, note = "approximate", (
             "Batches are server-limited (busy servers, not the window, set their size of "
             f"{float(tail.mean_batch_size):.1f}): the model is outside its 15% target here."

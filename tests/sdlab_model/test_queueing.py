@@ -150,3 +150,15 @@ def test_server_limited_batching_below_capacity_stays_finite():
     # Simulated p99 0.206 ms (sdlab_model.simulator, seed 1, 300k requests; 2026-11-29).
     assert result.p99_ms == pytest.approx(0.206, rel=0.15), f"p99 {result.p99_ms} vs simulated"
     assert result.accuracy == "approximate", "server-limited batching must be flagged"
+
+
+def test_flat_cost_batches_keep_validated_a_little_longer():
+    # GPU default f = 0.97: a batch costs nearly the same at any size, so server-limited batch
+    # sizes barely move the latency. 16 GPU instances, window 1 ms, rho 0.6 has b_sat/b_w = 0.43:
+    # validated (simulated p99 5.43 ms, model 5.45 ms; seed 2, 300k requests, 2026-11-29), while
+    # the CPU limit (0.3) would flag it.
+    base = Workload(model_latency_ms=20, replicas=16, gpu_instances_per_replica=1, gpu=True,
+                    dynamic_batching=True, batch_window_ms=1.0, max_batch_size=32)
+    result = queueing.latency(base.with_changes(rate_rps=0.6 * base.capacity_rps))
+    assert result.accuracy == "validated", f"flat-cost batches at saturation 0.43: {result}"
+    assert result.p99_ms == pytest.approx(5.43, rel=0.05), "GPU server-limited p99 vs simulation"
