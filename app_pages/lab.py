@@ -16,13 +16,13 @@ st.markdown(
 )
 cards.scenario_cards()
 cards.walkthrough()
+panels.headline(view.result, view.sim)
 
 left, right = st.columns([3, 2], gap="large")
 with left:
     panels.architecture(view)
 with right:
     panels.recommended_shape(view.result)
-    panels.headline(view.result, view.sim)
 panels.breakdown(view)
 panels.meters(view.result)
 panels.decisions(view.result)

@@ -37,10 +37,8 @@ def walkthrough() -> None:
     with st.expander("Guided walkthrough: reason about it one step at a time",
                      expanded=step_index is not None):
         if step_index is None:
-            st.write("Five questions, one per card. Each step loads its card so you can check "
-                     "the answer against the lab.")
-            st.button("Start the walkthrough", key="lab.walk.start", on_click=_go_to_step,
-                      args=(0,))
+            st.button("Start: five questions, one per card (each step loads its card)",
+                      key="lab.walk.start", on_click=_go_to_step, args=(0,))
             return
         step = WALKTHROUGH[step_index]
         st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")

@@ -137,7 +137,7 @@ def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
     figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="unstable (∞)",
                                 marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY}))
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
-    figure.update_yaxes(type="log", title_text="replicas")
+    figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
     figure.update_layout(title=title or None, height=520, font=_FONT, template=_TEMPLATE,
                          margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
                          legend={"orientation": "h", "y": -0.18})
@@ -229,7 +229,7 @@ def error_map(grid: P99Grid, simulated_p99_ms: np.ndarray) -> go.Figure:
         hovertemplate="rate %{x:,.0f} req/s<br>replicas %{y}<br>model vs simulation "
                       "%{z:+.1f}%<extra></extra>"))
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
-    figure.update_yaxes(type="log", title_text="replicas")
+    figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
     figure.update_layout(height=520, font=_FONT, template=_TEMPLATE,
                          margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return figure

@@ -11,7 +11,7 @@ import math
 import streamlit as st
 
 from sdlab_model import scenario_file
-from sdlab_model.architecture import STATE_MEANING, path_text
+from sdlab_model.architecture import path_text
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, state
 from sdlab_ui.figures import ms_text, rate_text
@@ -38,9 +38,8 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
 
 def architecture(view: cache.LabView) -> None:
     """The diagram: node colours by state, the recommended path drawn heavy, a legend."""
+    # The diagram carries its own legend (node states, arrow styles, the heavy request path).
     st.graphviz_chart(view.architecture_dot, width="stretch")
-    st.caption("Heavy outline: the recommended request path. "
-               + " · ".join(f"**{s}**: {m}" for s, m in STATE_MEANING.items()))
 
 
 def recommended_shape(result: Assessment) -> None:
@@ -62,12 +61,12 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
     needed = result.min_replicas_for_target
     utilization = (f"{result.utilization:.0%}" if result.utilization < 100
                    else f"{result.utilization:,.0f}x")
-    columns = st.columns(3)
+    columns = st.columns([1, 1, 1.3, 3.2], vertical_alignment="center")
     columns[0].metric("p50", ms_text(sim.p50_ms if simulated else result.p50_ms))
     columns[1].metric("p95", ms_text(sim.p95_ms if simulated else result.p95_ms))
     columns[2].metric("p99 (simulated)" if simulated else "p99", ms_text(p99), delta=margin)
     # One table rather than three more metrics: the same numbers, a quicker rerun.
-    st.markdown(
+    columns[3].markdown(
         "| Capacity | Utilization | Replicas needed for the target |\n|---|---|---|\n"
         f"| **{rate_text(result.capacity_rps)}** | **{utilization}** | "
         f"**{'none up to 500' if needed is None else needed}** |")

@@ -45,5 +45,13 @@ def headline_p99(app: AppTest) -> str:
     return shown[0]
 
 
+def shape_title(app: AppTest) -> str:
+    """The recommended shape's title as the Lab page shows it (the bold line of that block)."""
+    block = next((m.value for m in app.markdown if m.value.startswith("#### Recommended shape")),
+                 "")
+    assert block, "the Lab page shows no recommended shape"
+    return block.split("**")[1]
+
+
 def assert_no_exception(app: AppTest) -> None:
     assert not app.exception, f"the app raised: {[e.message for e in app.exception]}"

@@ -11,6 +11,7 @@ from apptest_helpers import (
     assert_no_exception,
     headline_p99,
     open_app,
+    shape_title,
     sidebar_value,
 )
 
@@ -51,8 +52,8 @@ def test_card_sets_every_sidebar_value_and_the_shape(card):
             f"card {card.id}: sidebar {name} shows {sidebar_value(app, name)!r}, "
             f"card says {getattr(card, name)!r}")
     expected = evaluate(card.workload(), "queueing").stage.title
-    shown = [m.value for m in app.markdown]
-    assert f"**{expected}**" in shown, f"card {card.id}: shape {expected!r} not shown"
+    assert shape_title(app) == expected, (
+        f"card {card.id}: shape {shape_title(app)!r} shown, expected {expected!r}")
     assert app.query_params["rate_rps"] == card.workload().to_strings()["rate_rps"], (
         f"card {card.id}: the URL does not follow the card")
 
