@@ -159,21 +159,37 @@ class MdcWait:
         return float(min(1.0, np.dot(self.queue_pmf, cdf[::-1])))
 
     def wait_quantile(self, probability: float) -> float:
-        """The ``probability`` quantile of ``W`` (units of ``D``): bisection on ``wait_cdf``."""
+        """The ``probability`` quantile of ``W`` (units of ``D``), to 1e-10 relative.
+
+        Bracketed by doubling, then the Illinois variant of regula falsi (superlinear on the
+        smooth pieces of the CDF, never leaving the bracket).
+        """
         if self.wait_cdf(0.0) >= probability:
             return 0.0
-        # The exponential tail brackets the answer; widen until it does.
-        hi = 1.0
+        lo, hi = 0.0, 1.0
         while self.wait_cdf(hi) < probability:
-            hi *= 2.0
-        lo = 0.0 if hi == 1.0 else hi / 2.0
-        for _ in range(48):
-            mid = 0.5 * (lo + hi)
-            if self.wait_cdf(mid) < probability:
-                lo = mid
+            lo, hi = hi, 2.0 * hi
+        f_lo = self.wait_cdf(lo) - probability
+        f_hi = self.wait_cdf(hi) - probability
+        side = 0
+        for _ in range(100):
+            x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+            if not lo < x < hi:
+                x = 0.5 * (lo + hi)
+            f_x = self.wait_cdf(x) - probability
+            if f_x < 0.0:
+                lo, f_lo = x, f_x
+                if side == -1:
+                    f_hi *= 0.5
+                side = -1
             else:
-                hi = mid
-        return hi
+                hi, f_hi = x, f_x
+                if side == 1:
+                    f_lo *= 0.5
+                side = 1
+            if hi - lo <= 1e-10 * hi or f_x == 0.0:
+                break
+        return hi if f_x >= 0.0 else x
 
     @property
     def wait_probability(self) -> float:
