@@ -93,7 +93,8 @@ def test_value_set_on_one_page_survives_switching_pages(lab):
     {"rate_rps": "banana"},
     {"replicas": "-3", "gpu": "maybe"},
     {"model": "quantum"},
-    {"p99_target_ms": "nan", "whatever": "![x](http://example.invalid/a.png)"},
+    {"p99_target_ms": "nan", "![x](http://example.invalid/a.png)": "1"},
+    {"rate_rps": "[click](http://example.invalid)"},
     {"rate_rps": "1e999"},
 ])
 def test_junk_query_param_shows_a_notice_not_an_exception(query):
