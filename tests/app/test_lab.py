@@ -79,6 +79,14 @@ def test_deep_link_opens_that_state_on_any_page():
         assert not app.warning, f"{page}: a clean link raised notices: {app.warning}"
 
 
+def test_a_link_value_off_the_slider_ladder_shows_exactly():
+    app = open_app({"rate_rps": "1234.5", "replicas": "37"})
+    assert_no_exception(app)
+    assert sidebar_value(app, "rate_rps") == 1234.5, "an off-ladder rate was snapped"
+    assert sidebar_value(app, "replicas") == 37, "an off-ladder replica count was snapped"
+    assert not app.warning, f"a valid value raised notices: {[w.value for w in app.warning]}"
+
+
 def test_value_set_on_one_page_survives_switching_pages(lab):
     lab.select_slider(key=widget_key("replicas")).set_value(12).run()
     lab.switch_page(HEATMAPS_PAGE).run()

@@ -101,3 +101,14 @@ def test_no_exception_on_any_page(lab_page, server_url):
         lab_page.wait_for_selector('[data-testid="stAlert"]')
         _wait_until_idle(lab_page)
         assert lab_page.locator(EXCEPTION).count() == 0, f"{path or '/'} shows an exception"
+
+
+def test_page_switch_keeps_the_state_and_the_link(lab_page, server_url):
+    _open(lab_page, f"{server_url}/?replicas=12&model=teaching")
+    lab_page.get_by_role("link", name="Heatmaps").click()
+    lab_page.wait_for_selector(PLOTLY)
+    lab_page.wait_for_function("() => location.pathname.endsWith('/heatmaps')")
+    lab_page.wait_for_function("() => location.search.includes('replicas=12')")
+    slider = lab_page.get_by_role("slider", name="Replicas")
+    assert slider.get_attribute("aria-valuetext") == "12", "replicas lost on the Heatmaps page"
+    assert "model=teaching" in lab_page.url, f"the link lost the model: {lab_page.url}"

@@ -1,0 +1,41 @@
+"""The log-scale slider options: readable, complete, and able to show any value exactly."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sdlab_model import SCENARIOS
+from sdlab_model.params import NUMERIC_INPUTS
+from sdlab_ui.widgets import format_value, log_options
+
+_LOG_INPUTS = [spec for spec in NUMERIC_INPUTS if spec.scale == "log"]
+
+
+def test_options_hold_ends_default_and_card_values():
+    for spec in _LOG_INPUTS:
+        cards = [getattr(card, spec.name) for card in SCENARIOS if hasattr(card, spec.name)]
+        options = log_options(spec, cards)
+        wanted = {spec.minimum, spec.maximum, spec.default, *cards}
+        missing = [v for v in wanted if v not in options]
+        assert not missing, f"{spec.name}: options lack {missing}"
+        assert list(options) == sorted(set(options)), f"{spec.name}: options not sorted/unique"
+        assert len(options) <= 80, f"{spec.name}: {len(options)} options is too many to step"
+
+
+@given(st.data())
+def test_any_value_in_range_is_an_option(data):
+    spec = data.draw(st.sampled_from(_LOG_INPUTS))
+    if spec.integer:
+        value = data.draw(st.integers(int(spec.minimum), int(spec.maximum)))
+    else:
+        value = data.draw(st.floats(spec.minimum, spec.maximum, allow_nan=False))
+    assert value in log_options(spec, [value]), f"{spec.name}={value!r} cannot be shown"
+
+
+def test_labels_are_short_and_carry_units():
+    rate = next(s for s in NUMERIC_INPUTS if s.name == "rate_rps")
+    assert format_value(rate, 25_000) == "25k req/s", format_value(rate, 25_000)
+    assert format_value(rate, 1_500) == "1,500 req/s", format_value(rate, 1_500)
+    speedup = next(s for s in NUMERIC_INPUTS if s.name == "gpu_speedup")
+    assert format_value(speedup, 8) == "8x", format_value(speedup, 8)
