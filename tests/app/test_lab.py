@@ -154,3 +154,42 @@ def test_scenario_file_round_trip_and_bad_file():
     assert_no_exception(fresh)
     assert any("rate_rps" in e.value for e in fresh.error), "bad file: no message naming rate_rps"
     assert sidebar_value(fresh, "rate_rps") == 750, "a bad file changed the lab"
+
+
+def test_approximate_queueing_p99_gives_way_to_the_simulated_one():
+    from dataclasses import replace
+
+    from sdlab_ui.panels import headline_p99 as choose_headline
+    from sdlab_ui.simulation import simulate_summary
+
+    workload = SCENARIOS[2].workload()
+    sim = simulate_summary(workload)
+    exact = replace(evaluate(workload, "queueing"), accuracy="exact")
+    approximate = replace(exact, accuracy="approximate")
+    assert choose_headline(exact, sim) == (exact.p99_ms, False), "an exact p99 was replaced"
+    assert choose_headline(approximate, sim) == (sim.p99_ms, True), (
+        "an approximate queueing p99 should give way to the simulated p99")
+    teaching = evaluate(workload, "teaching")
+    assert choose_headline(teaching, sim) == (teaching.p99_ms, False), "teaching p99 replaced"
+
+
+def _an_approximate_workload() -> Workload | None:
+    """A card pushed towards capacity until the queueing model calls itself approximate."""
+    for card in SCENARIOS:
+        for load in (0.5, 0.7, 0.8, 0.9, 0.95):
+            rate = round(card.workload().capacity_rps * load)
+            if rate > NUMERIC_BY_NAME["rate_rps"].maximum:
+                continue
+            workload = card.workload().with_changes(rate_rps=rate)
+            if evaluate(workload, "queueing").accuracy == "approximate":
+                return workload
+    return None
+
+
+def test_lab_marks_a_simulated_headline():
+    workload = _an_approximate_workload()
+    if workload is None:
+        pytest.skip("the queueing model is approximate nowhere near the cards")
+    app = open_app(workload.to_strings())
+    labels = [m.label for m in app.metric]
+    assert "p99 (simulated)" in labels, f"{workload}: headline not marked simulated: {labels}"
