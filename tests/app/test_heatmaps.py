@@ -31,3 +31,19 @@ def test_grid_axes_span_the_sliders():
     assert rates[0] == 1 and rates[-1] == 500_000, f"rate axis {rates[0]}..{rates[-1]}"
     assert replicas[0] == 1 and replicas[-1] == 500, f"replica axis {replicas[0]}..{replicas[-1]}"
     assert len(set(replicas)) == len(replicas), "replica counts repeat"
+
+
+def test_grid_csv_has_every_cell_and_marks_unstable_ones():
+    import csv
+    import io
+
+    from sdlab_model import Workload
+    from sdlab_ui.grids import compute_grid, grid_csv
+
+    grid = compute_grid(Workload(), "queueing", rate_cells=12, replica_cells=8)
+    rows = list(csv.DictReader(io.StringIO(grid_csv(grid))))
+    assert len(rows) == grid.p99_ms.size, f"{len(rows)} CSV rows for {grid.p99_ms.size} cells"
+    unstable = [r for r in rows if r["p99_ms"] == "inf"]
+    assert len(unstable) == int(grid.unstable.sum()), "unstable cells are not written as inf"
+    assert unstable, "the full rate range should include unstable cells at 1 replica"
+    assert {r["stage"] for r in rows} <= {"1", "2", "3", "4", "5"}, "stage outside 1-5"
