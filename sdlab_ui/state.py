@@ -104,7 +104,7 @@ def reset() -> None:
 
 
 def render_sidebar() -> LabState:
-    """Draw the shared sidebar from the canonical state, sync the URL, show notices."""
+    """Draw the shared sidebar from the canonical state and write that state to the URL."""
     state = current()
     with st.sidebar:
         st.subheader("Workload")
@@ -138,14 +138,14 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
     value = getattr(workload, spec.name)
     key = widget_key(spec.name)
     label = f"{spec.label} ({spec.unit})" if spec.unit and spec.unit != "x" else spec.label
+    # Set before the widget is drawn (never with value=): the canonical state wins every run.
+    st.session_state[key] = value
     if spec.scale == "log":
         options = log_options(spec, (*_card_values(spec.name), value))
-        st.session_state[key] = value
         st.select_slider(label, options, key=key, help=spec.help,
                          format_func=lambda v, s=spec: format_value(s, v),
                          on_change=_on_input_change, args=(spec.name,))
     else:
-        st.session_state[key] = value
         st.slider(label, min_value=type(value)(spec.minimum), max_value=type(value)(spec.maximum),
                   step=type(value)(linear_step(spec)), key=key, help=spec.help,
                   on_change=_on_input_change, args=(spec.name,))
