@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,14 @@ from sdlab_model import SCENARIOS, evaluate
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOT = ROOT / "docs" / "screenshot.png"
+# Every run writes the screenshot to the (git-ignored) test-artifacts folder; with
+# SDLAB_UPDATE_SCREENSHOT=1 it replaces the README's picture instead, so a plain test run
+# leaves the working tree clean.
+SCREENSHOT = (
+    ROOT / "docs" / "screenshot.png"
+    if os.environ.get("SDLAB_UPDATE_SCREENSHOT") == "1"
+    else ROOT / "test-artifacts" / "screenshot.png"
+)
 EXCEPTION = '[data-testid="stException"]'
 DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
 PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
