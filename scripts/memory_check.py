@@ -19,12 +19,14 @@ cache is full. Prints figures; not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import logging
 import math
 import random
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import psutil
@@ -61,8 +63,12 @@ def distinct_workloads(count: int, seed: int) -> list[tuple[Workload, str]]:
     return sorted(seen, key=lambda pair: rng.random())
 
 
-def rss_mb() -> float:
+def rss_mb(trim: bool = False) -> float:
     gc.collect()
+    if trim:
+        # Hand freed heap pages back to the OS first: what is left is memory in use, not free
+        # space glibc's allocator keeps after large figures come and go.
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     return psutil.Process().memory_info().rss / MB
 
 
@@ -71,6 +77,14 @@ def main() -> int:
     parser.add_argument("--workloads", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-heatmaps", action="store_true", help="only the Lab page's path")
+    parser.add_argument(
+        "--trim", action="store_true", help="malloc_trim before each reading (glibc only)"
+    )
+    parser.add_argument(
+        "--trace", action="store_true",
+        help="also print memory Python objects hold (tracemalloc; slower): if it stays flat "
+        "while RSS grows, the growth is the allocator's, not objects kept alive",
+    )  # fmt: skip
     args = parser.parse_args()
 
     import streamlit as st
@@ -81,9 +95,12 @@ def main() -> int:
     # Bare mode warns on every cache call that there is no script run: expected here.
     logger.set_log_level(logging.ERROR)
     pairs = distinct_workloads(args.workloads, args.seed)
+    if args.trace:
+        tracemalloc.start()
     start_mb = rss_mb()
     print(f"sdlab memory check: {args.workloads} distinct workloads, seed {args.seed}, "
-          f"heatmaps {'off' if args.no_heatmaps else 'on'}")  # fmt: skip
+          f"heatmaps {'off' if args.no_heatmaps else 'on'}, "
+          f"trim {'on' if args.trim else 'off'}")  # fmt: skip
     print(f"  before any workload      RSS {start_mb:7.1f} MB")
     readings: list[tuple[int, float]] = []
     started = time.perf_counter()
@@ -95,8 +112,12 @@ def main() -> int:
             cache.small_multiples_figure(workload, model)
             cache.grid_csv(workload, model)
         if done % 100 == 0 or done == len(pairs):
-            readings.append((done, rss_mb()))
-            print(f"  after {done:5d} workloads  RSS {readings[-1][1]:7.1f} MB  "
+            readings.append((done, rss_mb(args.trim)))
+            traced = (
+                f"  Python objects {tracemalloc.get_traced_memory()[0] / MB:7.1f} MB"
+                if args.trace else ""
+            )  # fmt: skip
+            print(f"  after {done:5d} workloads  RSS {readings[-1][1]:7.1f} MB{traced}  "
                   f"({time.perf_counter() - started:5.0f} s)", flush=True)  # fmt: skip
 
     # The largest cache (assessments, 512 entries, two per workload) is full after 256 workloads.
