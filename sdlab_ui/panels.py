@@ -18,10 +18,17 @@ from sdlab_ui.figures import ms_text, rate_text
 from sdlab_ui.simulation import SimSummary
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
-STATUS_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:material/warning:]",
-               "danger": ":red[:material/error:]"}
-DECISION_BADGE = {"needed": ":red-badge[needed]", "useful": ":blue-badge[useful]",
-                  "tradeoff": ":orange-badge[tradeoff]", "not-yet": ":gray-badge[not yet]"}
+STATUS_ICON = {
+    "ok": ":green[:material/check_circle:]",
+    "warning": ":orange[:material/warning:]",
+    "danger": ":red[:material/error:]",
+}
+DECISION_BADGE = {
+    "needed": ":red-badge[needed]",
+    "useful": ":blue-badge[useful]",
+    "tradeoff": ":orange-badge[tradeoff]",
+    "not-yet": ":gray-badge[not yet]",
+}
 _UPLOAD_KEY = "lab.scenario_upload"
 _UPLOAD_MESSAGE_KEY = "sdlab.upload_message"
 
@@ -44,36 +51,74 @@ def architecture(view: cache.LabView) -> None:
 
 def recommended_shape(result: Assessment) -> None:
     stage = result.stage
-    st.markdown(f"#### Recommended shape · stage {stage.number}\n\n**{stage.title}**\n\n"
-                f"{stage.summary}")
+    st.markdown(
+        f"#### Recommended shape · stage {stage.number}\n\n**{stage.title}**\n\n{stage.summary}"
+    )
     st.caption("Request path: " + path_text(stage.path))
 
 
 def headline(result: Assessment, sim: SimSummary | None) -> None:
-    """p50/p95/p99 against the target, capacity, utilization and replicas needed."""
+    """p50/p95/p99 against the target, capacity, utilization and replicas needed.
+
+    At or beyond capacity every percentile reads ∞ under a banner saying why, in both models: the
+    teaching model's finite figure there is a capped heuristic, so it is quoted, not headlined.
+    """
     target = result.workload.p99_target_ms
     p99, simulated = headline_p99(result, sim)
-    # A leading minus makes Streamlit draw the delta red and pointing down.
-    if result.is_stable and math.isfinite(p99):
-        margin = f"{target - p99:+.3g} ms headroom"
+    p50 = sim.p50_ms if simulated else result.p50_ms
+    p95 = sim.p95_ms if simulated else result.p95_ms
+    if not result.is_stable:
+        st.error(_unstable_text(result), icon=":material/error:")
+        p50, p95, p99 = (
+            (None if p50 is None else math.inf),
+            (None if p95 is None else math.inf),
+            math.inf,
+        )
+        margin, colour = "over capacity", "inverse"
     else:
-        margin = "-∞: over capacity"
+        # A leading minus makes Streamlit draw the delta red and pointing down.
+        margin, colour = f"{target - p99:+.3g} ms headroom", "normal"
     needed = result.min_replicas_for_target
-    utilization = (f"{result.utilization:.0%}" if result.utilization < 100
-                   else f"{result.utilization:,.0f}x")
+    utilization = (
+        f"{result.utilization:.0%}" if result.utilization < 100 else f"{result.utilization:,.0f}x"
+    )
     columns = st.columns([1, 1, 1.3, 3.2], vertical_alignment="center")
-    columns[0].metric("p50", ms_text(sim.p50_ms if simulated else result.p50_ms))
-    columns[1].metric("p95", ms_text(sim.p95_ms if simulated else result.p95_ms))
-    columns[2].metric("p99 (simulated)" if simulated else "p99", ms_text(p99), delta=margin)
+    columns[0].metric("p50", _metric_ms(p50))
+    columns[1].metric("p95", _metric_ms(p95))
+    columns[2].metric(
+        "p99 (simulated)" if simulated else "p99", _metric_ms(p99), delta=margin, delta_color=colour
+    )
     # One table rather than three more metrics: the same numbers, a quicker rerun.
     columns[3].markdown(
         "| Capacity | Utilization | Replicas needed for the target |\n|---|---|---|\n"
         f"| **{rate_text(result.capacity_rps)}** | **{utilization}** | "
-        f"**{'none up to 500' if needed is None else needed}** |")
+        f"**{'none up to 500' if needed is None else needed}** |"
+    )
     if simulated:
         st.caption(f"p50/p95/p99 simulated: {result.accuracy_note}")
     elif result.p50_ms is None:
         st.caption("The teaching model defines only a p99.")
+
+
+def _metric_ms(value_ms: float | None) -> str:
+    """A metric's value: ∞ alone where unstable (the banner above says so in words)."""
+    return "∞" if value_ms is not None and not math.isfinite(value_ms) else ms_text(value_ms)
+
+
+def _unstable_text(result: Assessment) -> str:
+    text = (
+        f"Unstable (∞): {rate_text(result.workload.rate_rps)} arrive but the fleet serves at "
+        f"most {rate_text(result.capacity_rps)}, so the queue grows without bound."
+    )
+    if result.model == "teaching" and math.isfinite(result.p99_ms):
+        text += (
+            f" The seed page would still show a p99 of {ms_text(result.p99_ms)}: its "
+            "queueing term is capped, not a latency."
+        )
+    needed = result.min_replicas_for_target
+    if needed is not None:
+        text += f" {needed} replicas meet the p99 target."
+    return text
 
 
 def breakdown(view: cache.LabView) -> None:
@@ -93,15 +138,21 @@ def meters(result: Assessment) -> None:
     """The five bottleneck meters as one table (one element: the page stays quick to redraw)."""
     rows = "\n".join(
         f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` | {m.value_text} "
-        f"| {m.explanation} |" for m in result.meters)
-    st.markdown("#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Now | Why it matters |"
-                f"\n|---|---|---|---|\n{rows}")
+        f"| {m.explanation} |"
+        for m in result.meters
+    )
+    st.markdown(
+        "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Now | Why it matters |"
+        f"\n|---|---|---|---|\n{rows}"
+    )
 
 
 def decisions(result: Assessment) -> None:
     """The six design decisions and their state, as one table."""
-    rows = "\n".join(f"| **{d.label}** | {DECISION_BADGE.get(d.state, d.state)} | {d.text} |"
-                     for d in result.decisions)
+    rows = "\n".join(
+        f"| **{d.label}** | {DECISION_BADGE.get(d.state, d.state)} | {d.text} |"
+        for d in result.decisions
+    )
     st.markdown(f"#### Decisions\n\n| Decision | State | Why |\n|---|---|---|\n{rows}")
 
 
@@ -118,11 +169,15 @@ def accuracy(view: cache.LabView) -> None:
         f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
         for r in (view.teaching, view.queueing)
     ]
-    rows.append(f"| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
-                f"{_cell(sim.note)} |")
-    st.markdown("#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
-                "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
-                + "\n".join(rows))
+    rows.append(
+        f"| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
+        f"{_cell(sim.note)} |"
+    )
+    st.markdown(
+        "#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
+        "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
+        + "\n".join(rows)
+    )
     if view.distribution is not None:
         st.plotly_chart(view.distribution, key="lab.distribution")
 
@@ -136,12 +191,17 @@ def scenario_files(lab: state.LabState) -> None:
     """Save the lab as a JSON file; restore one (a bad file changes nothing and says why)."""
     st.markdown("#### Save or restore this lab")
     left, right = st.columns(2)
-    left.download_button("Download scenario file (JSON)",
-                         scenario_file.dumps(lab.workload, lab.model),
-                         file_name=scenario_file.FILE_NAME, mime=scenario_file.MIME_TYPE,
-                         key="lab.scenario_download", on_click="ignore")
-    right.file_uploader("Restore a scenario file", type=["json"], key=_UPLOAD_KEY,
-                        on_change=_on_upload)
+    left.download_button(
+        "Download scenario file (JSON)",
+        scenario_file.dumps(lab.workload, lab.model),
+        file_name=scenario_file.FILE_NAME,
+        mime=scenario_file.MIME_TYPE,
+        key="lab.scenario_download",
+        on_click="ignore",
+    )
+    right.file_uploader(
+        "Restore a scenario file", type=["json"], key=_UPLOAD_KEY, on_change=_on_upload
+    )
     kind, message = st.session_state.get(_UPLOAD_MESSAGE_KEY, (None, ""))
     if kind == "error":
         # The message quotes file content only as inert code spans (scenario_file's contract).
@@ -179,8 +239,13 @@ def simulation_check(lab: state.LabState) -> None:
         "p99 error against it: red where the model is pessimistic, blue where it is optimistic."
     )
     if st.session_state.get(_VERIFIED_KEY) != key:
-        st.button("Verify with simulation", key="heatmap.verify", on_click=_remember_verified,
-                  args=(key,), type="primary")
+        st.button(
+            "Verify with simulation",
+            key="heatmap.verify",
+            on_click=_remember_verified,
+            args=(key,),
+            type="primary",
+        )
         return
     analytic, errors = cache.verification_figures(lab.workload, lab.model)
     left, right = st.columns(2)

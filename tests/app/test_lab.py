@@ -193,3 +193,17 @@ def test_lab_marks_a_simulated_headline():
     app = open_app(workload.to_strings())
     labels = [m.label for m in app.metric]
     assert "p99 (simulated)" in labels, f"{workload}: headline not marked simulated: {labels}"
+
+
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+def test_overload_reads_unstable_infinity_in_both_models(model):
+    # 500k req/s on two CPU replicas is far beyond either model's capacity.
+    app = open_app({"rate_rps": "500000", "replicas": "2", "model": model})
+    assert_no_exception(app)
+    assert headline_p99(app) == "∞", f"{model}: an unstable p99 reads {headline_p99(app)!r}"
+    banner = " ".join(e.value for e in app.error)
+    assert "Unstable (∞)" in banner, f"{model}: no unstable banner, errors shown: {banner!r}"
+    if model == "teaching":
+        seed_p99 = evaluate(Workload(rate_rps=500_000, replicas=2), "teaching").p99_ms
+        assert f"{seed_p99:.0f} ms" in banner, (
+            f"the banner should quote the seed's capped p99 ({seed_p99:.0f} ms): {banner!r}")
