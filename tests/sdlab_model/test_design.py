@@ -8,6 +8,7 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import WORKLOADS as workloads
 
 from sdlab_model import Workload, teaching
 from sdlab_model.architecture import FLOW_STATES, FLOWS, NODE_IDS, NODE_STATES
@@ -21,7 +22,6 @@ from sdlab_model.design import (
     meter_status,
 )
 from sdlab_model.latency import LatencyResult
-from sdlab_model.params import NUMERIC_INPUTS, TOGGLE_INPUTS
 
 METER_IDS = ("capacity", "tail_latency", "gpu_efficiency", "fleet_size", "multi_model")
 DECISION_IDS = ("batching", "hardware", "registry", "rollout", "packing", "latency_tradeoff")
@@ -31,18 +31,6 @@ UNREADABLE = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
-
-def _field_strategy(spec):
-    if spec.integer:
-        return st.integers(int(spec.minimum), int(spec.maximum))
-    return st.floats(spec.minimum, spec.maximum, allow_nan=False, allow_infinity=False)
-
-
-workloads = st.builds(
-    Workload,
-    **{spec.name: _field_strategy(spec) for spec in NUMERIC_INPUTS},
-    **{spec.name: st.booleans() for spec in TOGGLE_INPUTS},
-)
 
 
 @st.composite

@@ -8,8 +8,9 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import WORKLOADS
 
-from sdlab_model.params import MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_INPUTS
+from sdlab_model.params import MODEL_CHOICES, TOGGLE_INPUTS
 from sdlab_model.scenario_file import (
     MAX_FILE_BYTES,
     SCHEMA,
@@ -21,18 +22,6 @@ from sdlab_model.scenario_file import (
 )
 from sdlab_model.workload import Workload
 
-
-def _value_strategy(spec):
-    if spec.integer:
-        return st.integers(int(spec.minimum), int(spec.maximum))
-    return st.floats(spec.minimum, spec.maximum, allow_nan=False, allow_infinity=False)
-
-
-WORKLOADS = st.builds(
-    Workload,
-    **{spec.name: _value_strategy(spec) for spec in NUMERIC_INPUTS},
-    **{toggle.name: st.booleans() for toggle in TOGGLE_INPUTS},
-)
 MODELS = st.sampled_from(MODEL_CHOICES)
 JSON_VALUES = st.recursive(
     st.none()

@@ -7,25 +7,15 @@ import math
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from strategies import WORKLOADS
 
-from sdlab_model.params import NUMERIC_BY_NAME, NUMERIC_INPUTS, TOGGLE_BY_NAME, TOGGLE_INPUTS
+from sdlab_model.params import NUMERIC_BY_NAME, NUMERIC_INPUTS, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 
 _TRUE_WORDS = {"1", "true", "on", "yes", "y", "t"}
 _FALSE_WORDS = {"0", "false", "off", "no", "n", "f"}
 
 
-def _value_strategy(spec):
-    if spec.integer:
-        return st.integers(int(spec.minimum), int(spec.maximum))
-    return st.floats(spec.minimum, spec.maximum, allow_nan=False, allow_infinity=False)
-
-
-WORKLOADS = st.builds(
-    Workload,
-    **{spec.name: _value_strategy(spec) for spec in NUMERIC_INPUTS},
-    **{toggle.name: st.booleans() for toggle in TOGGLE_INPUTS},
-)
 
 # Anything a person can type into a URL, and what a caller might pass by mistake.
 JUNK_TEXT = st.sampled_from(
