@@ -79,6 +79,7 @@ def latency(workload: Workload) -> LatencyResult:
         capacity_rps=capacity,
         utilization=utilization,
         is_stable=stable,
+        # The seed has no batch size; its capacity multiplier is the nearest thing it has.
         mean_batch_size=batch_multiplier(workload),
         accuracy="heuristic",
         accuracy_note=note,
