@@ -91,8 +91,9 @@ def fill_load(max_batch_size: int, tail: float) -> float:
 def _erfc_scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(erfc(|x|) e^{x^2}, e^{-x^2})``: Abramowitz & Stegun 7.1.26, absolute error < 1.5e-7."""
     t = 1.0 / (1.0 + 0.3275911 * np.abs(x))
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
-                                                                          + t * 1.061405429))))
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
     return poly, np.exp(-x * x)
 
 
@@ -135,8 +136,9 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
     makes the survival function nearly a step) do not cost the whole grid.
     """
     shape = np.broadcast(tau, first_share, mean, sd).shape
-    tau, first_share, mean, sd = (np.array(v, dtype=float).ravel() for v in
-                                  np.broadcast_arrays(tau, first_share, mean, sd))
+    tau, first_share, mean, sd = (
+        np.array(v, dtype=float).ravel() for v in np.broadcast_arrays(tau, first_share, mean, sd)
+    )
     lo = mean - 8.0 * sd
     hi = mean + tau + 8.0 * sd
     t = np.minimum(np.maximum(mean + tau * (1.0 - tail), lo), hi)
@@ -160,6 +162,27 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
         if active.size == 0:
             break
     return t.reshape(shape)
+
+
+def _window_batch(lam: np.ndarray, window: float, size_cap: float) -> np.ndarray:
+    """Requests a window collects when servers are free: ``1 + lambda W``, capped at ``B``."""
+    return np.minimum(size_cap, 1.0 + lam * window)
+
+
+def _formation_and_service(lam, batch, s, f, size_cap, window, fill, tail):
+    """Steps 2-4 of ``batched_latency``: the ``1 - tail`` quantile of ``F + S`` and ``E[S]``."""
+    window_arrivals = lam * window
+    b_window = _window_batch(lam, window, size_cap)
+    tau = np.minimum(window, fill / np.maximum(lam, 1e-300))
+    spread = np.where(
+        b_window < size_cap, np.minimum(window_arrivals, ((size_cap - b_window) / 2.5) ** 2), 0.0
+    )
+    biased = np.minimum(size_cap, batch + spread / batch)
+    mean_s = s * (f + (1.0 - f) * biased)
+    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)  # smooths the atom for Newton
+    quantile = _quantile_of_sum(tau, 1.0 / batch, mean_s, sd_s, tail)
+    # Never below one request's own service time.
+    return np.maximum(quantile, s * (f + (1.0 - f))), mean_s
 
 
 def batched_latency(
@@ -216,27 +239,27 @@ def batched_latency(
     def service(b):
         return s * (f + (1.0 - f) * b)
 
-    window_arrivals = lam * window
-    b_window = np.minimum(size_cap, 1.0 + window_arrivals)
+    b_window = _window_batch(lam, window, size_cap)
     with np.errstate(divide="ignore", invalid="ignore"):
         b_saturated = lam * s * f / (c - lam * s * (1.0 - f))
     b_saturated = np.where(b_saturated > 0.0, b_saturated, np.inf)
     batch = np.minimum(size_cap, np.maximum(b_window, b_saturated))
     saturation = b_saturated / b_window
 
-    fill = fill_load(int(max_batch_size), tail)
-    tau = np.minimum(window, fill / np.maximum(lam, 1e-300))
-    spread = np.where(
-        b_window < size_cap, np.minimum(window_arrivals, ((size_cap - b_window) / 2.5) ** 2), 0.0
-    )
-    biased = np.minimum(size_cap, batch + spread / batch)
-    mean_s = service(biased)
-    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)  # smooths the atom for Newton
-    first_share = 1.0 / batch
-
-    formation_and_service_raw = _quantile_of_sum(tau, first_share, mean_s, sd_s, tail)
-    # Never below one request's own service time.
-    formation_and_service = np.maximum(formation_and_service_raw, service(1.0))
+    # Steps 2-4 depend on the rate and the batch size only. Where the window sets the batch size
+    # (most cells of a heatmap) that is the rate alone, so solve once per rate and broadcast;
+    # re-solve just the cells where busy servers make batches larger.
+    rate_only = np.asarray(rate_per_ms, dtype=float)
+    fixed = (s, f, size_cap, window, fill_load(int(max_batch_size), tail), tail)
+    by_rate = _formation_and_service(rate_only, _window_batch(rate_only, window, size_cap), *fixed)
+    formation_and_service, mean_s = (np.array(np.broadcast_to(part, lam.shape)) for part in by_rate)
+    # Cells beyond full-batch capacity are unstable (their queue is inf below): not worth solving.
+    within_capacity = lam * service(size_cap) < c * size_cap
+    server_limited = (batch > b_window) & within_capacity
+    if np.any(server_limited):
+        formation_and_service[server_limited], mean_s[server_limited] = _formation_and_service(
+            lam[server_limited], batch[server_limited], *fixed
+        )
 
     utilization = lam * service(batch) / (c * batch)
     # Server-limited batches keep the servers just busy (utilization -> 1 at b_sat); the backlog

@@ -63,8 +63,10 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
         wait_units = mdc_grid.p99_wait_units(servers, np.where(stable, utilization, 0.5))
         p99 = full_batch_ms * (1.0 + wait_units)
     else:
-        rate_per_ms = np.where(stable, rates, 0.5 * capacity) / 1000.0
-        p99 = _batched_quantiles(workload, rate_per_ms, servers, 0.99).quantile_ms
+        # Rates stay one row (not broadcast), so the batching model solves per rate where it can;
+        # unstable cells come out inf and are masked below anyway.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            p99 = _batched_quantiles(workload, rates / 1000.0, servers, 0.99).quantile_ms
     return np.where(stable, np.broadcast_to(p99, utilization.shape), np.inf)
 
 
