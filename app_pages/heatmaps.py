@@ -1,8 +1,10 @@
 """Heatmaps: p99 over request rate x replicas for the current settings, and the 2 x 2 tradeoff."""
 
+import functools
+
 import streamlit as st
 
-from sdlab_ui import cache, panels, state
+from sdlab_ui import cache, grids, panels, state
 
 lab = state.current()
 workload = lab.workload
@@ -15,8 +17,9 @@ st.caption(
 )
 
 st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")
+# Made when clicked (a callable), not on every rerun: see panels.scenario_files.
 st.download_button(
-    "Download the grid as CSV", cache.grid_csv(workload, lab.model),
+    "Download the grid as CSV", functools.partial(grids.grid_csv, cache.grid(workload, lab.model)),
     file_name=f"sdlab-p99-grid-{lab.model}.csv", mime="text/csv", key="heatmap.csv",
     on_click="ignore",
 )

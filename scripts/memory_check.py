@@ -10,7 +10,8 @@ the pages call, in this process (Streamlit's in-memory cache, as a served app us
 workloads drawn by a seeded generator across every slider's range, both models, both toggles:
 
 - the Lab page: ``cache.lab_view`` (both models' assessments, the simulation, the figures);
-- the Heatmaps page: ``cache.heatmap_figure``, ``cache.small_multiples_figure``, ``cache.grid_csv``.
+- the Heatmaps page: ``cache.heatmap_figure``, ``cache.small_multiples_figure``
+  (its CSV download is made on click, from ``cache.grid``, and not cached).
 
 It prints RSS after every 100 workloads and compares the last half with the point where every
 cache is full. Prints figures; not part of the test suite.
@@ -110,7 +111,6 @@ def main() -> int:
         if not args.no_heatmaps:
             cache.heatmap_figure(workload, model)
             cache.small_multiples_figure(workload, model)
-            cache.grid_csv(workload, model)
         if done % 100 == 0 or done == len(pairs):
             readings.append((done, rss_mb(args.trim)))
             traced = (

@@ -6,6 +6,7 @@ from a visitor, and is rendered as Markdown without HTML.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import streamlit as st
@@ -43,10 +44,27 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
     return result.p99_ms, False
 
 
+_DIAGRAM_KEY = "sdlab.diagram"
+
+
 def architecture(view: cache.LabView) -> None:
-    """The diagram: node colours by state, the recommended path drawn heavy, a legend."""
+    """The diagram: node colours by state, the recommended path drawn heavy, a legend.
+
+    When the diagram changes it is drawn afresh, not updated in place. Updating in place makes
+    the browser's d3-graphviz tween every edge, sampling each path at every pixel of its length
+    (``getPointAtLength``): measured at ~190 ms of the renderer's CPU per Lab rerun, the largest
+    single client cost. A chart's identity is its position on the page, so a changed diagram
+    moves one slot down or up (an empty slot takes the other place) and mounts as a new chart.
+    """
+    dot = view.architecture_dot
+    last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (dot, 0))
+    if last_dot != dot:
+        slot = 1 - slot
+    st.session_state[_DIAGRAM_KEY] = (dot, slot)
+    if slot:
+        st.empty()
     # The diagram carries its own legend (node states, arrow styles, the heavy request path).
-    st.graphviz_chart(view.architecture_dot, width="stretch")
+    st.graphviz_chart(dot, width="stretch")
 
 
 def recommended_shape(result: Assessment) -> None:
@@ -179,7 +197,13 @@ def accuracy(view: cache.LabView) -> None:
         + "\n".join(rows)
     )
     if view.distribution is not None:
-        st.plotly_chart(view.distribution, key="lab.distribution")
+        # Drawn only while open: a chart redrawn on every slider move costs the browser ~100 ms
+        # of CPU, for a curve most visitors look at once.
+        panel = st.expander("Simulated latency distribution (CDF)", key="lab.distribution_open",
+                            on_change="rerun")
+        if panel.open:
+            with panel:
+                st.plotly_chart(view.distribution, key="lab.distribution")
 
 
 def _cell(text: str) -> str:
@@ -191,9 +215,11 @@ def scenario_files(lab: state.LabState) -> None:
     """Save the lab as a JSON file; restore one (a bad file changes nothing and says why)."""
     st.markdown("#### Save or restore this lab")
     left, right = st.columns(2)
+    # The file is made when clicked (a callable), not on every rerun: no media file per rerun
+    # for the server to hold and expire (an expired one answered a late click with a 404).
     left.download_button(
         "Download scenario file (JSON)",
-        scenario_file.dumps(lab.workload, lab.model),
+        functools.partial(scenario_file.dumps, lab.workload, lab.model),
         file_name=scenario_file.FILE_NAME,
         mime=scenario_file.MIME_TYPE,
         key="lab.scenario_download",

@@ -37,9 +37,18 @@ def test_lab_renders_every_section(lab):
     for row in ("**Teaching model**", "**Queueing model**", "**Simulation**"):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
-    assert len(lab.get("plotly_chart")) >= 2, "the breakdown or the latency CDF is missing"
+    assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
     assert len(lab.get("download_button")) == 1, "the scenario-file download is missing"
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
+
+
+def test_latency_cdf_is_drawn_once_its_panel_is_open():
+    app = open_app()
+    assert len(app.get("plotly_chart")) == 1, "the CDF is drawn while its panel is closed"
+    app.session_state["lab.distribution_open"] = True
+    app.run()
+    assert_no_exception(app)
+    assert len(app.get("plotly_chart")) == 2, "opening the CDF panel did not draw the CDF"
 
 
 @pytest.mark.parametrize("card", SCENARIOS, ids=[card.id for card in SCENARIOS])
