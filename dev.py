@@ -37,7 +37,7 @@ def _requirements_digest(requirements: str) -> str:
 
 
 def _ensure_environment(requirements: str) -> Path:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 -- dev.py itself may run on an older Python
         sys.exit(f"sdlab needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     python = _venv_python()
     if not python.exists():

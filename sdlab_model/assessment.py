@@ -83,7 +83,7 @@ def p99_grid(
     replicas: np.ndarray,
     model: ModelName = "queueing",
 ) -> np.ndarray:
-    """p99 (ms) over rates x replicas, shape ``(len(replicas), len(rates))``, ``inf`` where unstable.
+    """p99 (ms) over rates x replicas, shape ``(len(replicas), len(rates))``; inf if unstable.
 
     Every other input is the workload's. Vectorized: no Python loop per cell.
     """

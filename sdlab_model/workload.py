@@ -81,7 +81,9 @@ class Workload:
     @property
     def single_request_ms(self) -> float:
         """Service time of a batch of one on this hardware."""
-        return self.model_latency_ms / self.gpu_speedup if self.gpu else float(self.model_latency_ms)
+        if self.gpu:
+            return self.model_latency_ms / self.gpu_speedup
+        return float(self.model_latency_ms)
 
     @property
     def batch_overhead_share(self) -> float:
@@ -199,7 +201,7 @@ def _parse_number(name: str, text: str) -> tuple[float | int | None, str | None]
             f"used {clamped:g}."
         )
     if spec.integer:
-        rounded = int(round(clamped))
+        rounded = round(clamped)
         if rounded != clamped and notice is None:
             notice = f"{spec.label}: {_short(text)} is not a whole number; used {rounded}."
         return rounded, notice
