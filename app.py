@@ -13,13 +13,23 @@ from sdlab_ui import state
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 
 st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
-page = st.navigation([
-    st.Page(_PAGES_DIR / "lab.py", title="Lab", icon=":material/science:", default=True),
-    st.Page(_PAGES_DIR / "heatmaps.py", title="Heatmaps", icon=":material/grid_on:",
-            url_path="heatmaps"),
-    st.Page(_PAGES_DIR / "tradeoffs.py", title="Tradeoffs & sources", icon=":material/menu_book:",
-            url_path="tradeoffs"),
-])
+page = st.navigation(
+    [
+        st.Page(_PAGES_DIR / "lab.py", title="Lab", icon=":material/science:", default=True),
+        st.Page(
+            _PAGES_DIR / "heatmaps.py",
+            title="Heatmaps",
+            icon=":material/grid_on:",
+            url_path="heatmaps",
+        ),
+        st.Page(
+            _PAGES_DIR / "tradeoffs.py",
+            title="Tradeoffs & sources",
+            icon=":material/menu_book:",
+            url_path="tradeoffs",
+        ),
+    ]
+)
 state.render_sidebar()
 state.show_notices()
 page.run()

@@ -48,8 +48,16 @@ def _ensure_environment(requirements: str) -> Path:
     if not stamp.exists() or stamp.read_text() != wanted:
         print(f"Installing {requirements} into {VENV} (first run takes a minute) ...", flush=True)
         subprocess.run(
-            [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-             "-r", str(ROOT / requirements)],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-q",
+                "-r",
+                str(ROOT / requirements),
+            ],
             check=True,
         )
         stamp.write_text(wanted)

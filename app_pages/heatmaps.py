@@ -19,8 +19,11 @@ st.caption(
 st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")
 # Made when clicked (a callable), not on every rerun: see panels.scenario_files.
 st.download_button(
-    "Download the grid as CSV", functools.partial(grids.grid_csv, cache.grid(workload, lab.model)),
-    file_name=f"sdlab-p99-grid-{lab.model}.csv", mime="text/csv", key="heatmap.csv",
+    "Download the grid as CSV",
+    functools.partial(grids.grid_csv, cache.grid(workload, lab.model)),
+    file_name=f"sdlab-p99-grid-{lab.model}.csv",
+    mime="text/csv",
+    key="heatmap.csv",
     on_click="ignore",
 )
 

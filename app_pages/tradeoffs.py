@@ -11,8 +11,9 @@ columns = st.columns(2)
 for index, tradeoff in enumerate(TRADEOFFS):
     with columns[index % 2].container(border=True):
         st.markdown(f"**{tradeoff.title}**")
-        st.markdown(f"- **Gain:** {tradeoff.gain}\n- **Cost:** {tradeoff.cost}\n"
-                    f"- **When:** {tradeoff.when}")
+        st.markdown(
+            f"- **Gain:** {tradeoff.gain}\n- **Cost:** {tradeoff.cost}\n- **When:** {tradeoff.when}"
+        )
 
 st.subheader("Source-backed rules")
 st.caption("The durable claims behind the lab. The exact thresholds are teaching assumptions.")

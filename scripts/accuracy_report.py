@@ -112,8 +112,10 @@ def _simulated_p99(workload: Workload, regime: str, rho: float, seed: int):
     """Simulated p99 and its 95% interval. Near capacity the queue has a long memory (M/D/1 at
     0.95 relaxes over hundreds of services), so those cells pool several 2M-request runs."""
     if rho >= 0.9 and (regime == "no batching" or workload.servers <= 8):
-        runs = [simulate(workload, n_requests=2_000_000, seed=seed + k, replications=4)
-                for k in range(4)]
+        runs = [
+            simulate(workload, n_requests=2_000_000, seed=seed + k, replications=4)
+            for k in range(4)
+        ]
         p99s = [p for run in runs for p in run.replication_p99_ms]
         mean = statistics.fmean(run.p99_ms for run in runs)
         half = 1.96 * statistics.stdev(p99s) / len(p99s) ** 0.5
@@ -132,9 +134,19 @@ def run(seed: int) -> tuple[list[Cell], int]:
         workload = base.with_changes(rate_rps=rate)
         model = queueing.latency(workload)
         p99_ms, interval = _simulated_p99(workload, regime, rho, seed)
-        cells.append(Cell(regime, workload.servers, rho, workload.batch_window_ms,
-                          workload.effective_max_batch_size, model.p99_ms, p99_ms,
-                          interval, model.accuracy))
+        cells.append(
+            Cell(
+                regime,
+                workload.servers,
+                rho,
+                workload.batch_window_ms,
+                workload.effective_max_batch_size,
+                model.p99_ms,
+                p99_ms,
+                interval,
+                model.accuracy,
+            )
+        )
     return cells, skipped
 
 
@@ -146,20 +158,26 @@ def main() -> None:
     started = time.perf_counter()
     cells, skipped = run(args.seed)
     if not args.quiet:
-        print(f"{'regime':13} {'c':>4} {'rho':>5} {'W ms':>5} {'B':>4} {'model':>9} "
-              f"{'sim':>9} {'sim 95% CI':>19} {'error':>7}  accuracy")
+        print(
+            f"{'regime':13} {'c':>4} {'rho':>5} {'W ms':>5} {'B':>4} {'model':>9} "
+            f"{'sim':>9} {'sim 95% CI':>19} {'error':>7}  accuracy"
+        )
         for cell in cells:
             mark = " !" if cell.outside_target else ""
-            print(f"{cell.regime:13} {cell.servers:4d} {cell.rho:5.2f} {cell.window_ms:5.1f} "
-                  f"{cell.max_batch:4d} {cell.model_p99_ms:9.2f} {cell.sim_p99_ms:9.2f} "
-                  f"{cell.sim_ci_ms[0]:9.2f}–{cell.sim_ci_ms[1]:<9.2f} {cell.error:+7.1%}  "
-                  f"{cell.accuracy}{mark}")
+            print(
+                f"{cell.regime:13} {cell.servers:4d} {cell.rho:5.2f} {cell.window_ms:5.1f} "
+                f"{cell.max_batch:4d} {cell.model_p99_ms:9.2f} {cell.sim_p99_ms:9.2f} "
+                f"{cell.sim_ci_ms[0]:9.2f}–{cell.sim_ci_ms[1]:<9.2f} {cell.error:+7.1%}  "
+                f"{cell.accuracy}{mark}"
+            )
     print("\nSummary (error = model p99 / simulated p99 - 1):")
     unflagged_total = 0
     for regime in ("no batching", "batching CPU", "batching GPU"):
         group = [c for c in cells if c.regime == regime]
-        for label, part in (("all servers", group),
-                            ("servers >= 4", [c for c in group if c.servers >= 4])):
+        for label, part in (
+            ("all servers", group),
+            ("servers >= 4", [c for c in group if c.servers >= 4]),
+        ):
             if regime == "no batching" and label != "all servers":
                 continue
             errors = [abs(c.error) for c in part]
@@ -169,15 +187,19 @@ def main() -> None:
             unflagged = sum(c.outside_target and c.accuracy != "approximate" for c in part)
             if label == "all servers":
                 unflagged_total += unflagged
-            print(f"  {regime:13} {label:13} cells {len(part):4d}  median |err| "
-                  f"{statistics.median(errors):6.1%}  max |err| {max(errors):7.1%}  "
-                  f"| not flagged: median {statistics.median(trusted) if trusted else 0:6.1%} "
-                  f"max {max(trusted) if trusted else 0:6.1%}  | flagged approximate {flagged:4d}"
-                  f"  |err| > target {outside:4d}  outside target (beyond sim CI) NOT flagged "
-                  f"{unflagged}")
-    print(f"\nCells outside their target that the model did not flag: {unflagged_total} "
-          f"(must be 0). Skipped {skipped} cells above {MAX_RATE:,.0f} req/s. "
-          f"{len(cells)} cells in {time.perf_counter() - started:.0f} s.")
+            print(
+                f"  {regime:13} {label:13} cells {len(part):4d}  median |err| "
+                f"{statistics.median(errors):6.1%}  max |err| {max(errors):7.1%}  "
+                f"| not flagged: median {statistics.median(trusted) if trusted else 0:6.1%} "
+                f"max {max(trusted) if trusted else 0:6.1%}  | flagged approximate {flagged:4d}"
+                f"  |err| > target {outside:4d}  outside target (beyond sim CI) NOT flagged "
+                f"{unflagged}"
+            )
+    print(
+        f"\nCells outside their target that the model did not flag: {unflagged_total} "
+        f"(must be 0). Skipped {skipped} cells above {MAX_RATE:,.0f} req/s. "
+        f"{len(cells)} cells in {time.perf_counter() - started:.0f} s."
+    )
 
 
 if __name__ == "__main__":

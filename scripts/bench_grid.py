@@ -47,8 +47,10 @@ def main() -> None:
         assert grid.shape == (replicas.size, rates.size) and not np.isnan(grid).any()
         ms = best_ms(lambda w=workload: p99_grid(w, rates, replicas))
         print(f"  {label:42} {ms:7.2f} ms")
-    for label, workload in (("batching on", Workload(rate_rps=20_000)),
-                            ("batching off", Workload(rate_rps=20_000, dynamic_batching=False))):
+    for label, workload in (
+        ("batching on", Workload(rate_rps=20_000)),
+        ("batching off", Workload(rate_rps=20_000, dynamic_batching=False)),
+    ):
         ms = best_ms(lambda w=workload: min_replicas_for_target(w))
         print(f"min_replicas_for_target ({label}, replicas 1..500): {ms:7.2f} ms")
 

@@ -39,7 +39,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
 
-_BARE_APP = f'''
+_BARE_APP = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
@@ -50,9 +50,9 @@ page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
 state.render_sidebar()
 state.show_notices()
 page.run()
-'''
+"""
 
-_BARE_PAGE = '''
+_BARE_PAGE = """
 import streamlit as st
 from sdlab_model import SCENARIOS, scenario_file
 from sdlab_ui import state
@@ -64,7 +64,7 @@ st.button("Start the walkthrough", key="lab.walk.start")
 st.download_button("Download scenario file (JSON)", scenario_file.dumps(lab.workload, lab.model),
                    file_name="s.json", key="lab.scenario_download", on_click="ignore")
 st.file_uploader("Restore a scenario file", type=["json"], key="lab.scenario_upload")
-'''
+"""
 
 
 _script_seconds: list[tuple[float, float]] = []
@@ -80,8 +80,9 @@ def _time_script_runs() -> None:
         try:
             return original(self, *args, **kwargs)
         finally:
-            _script_seconds.append((time.thread_time() - cpu_started,
-                                    time.perf_counter() - wall_started))
+            _script_seconds.append(
+                (time.thread_time() - cpu_started, time.perf_counter() - wall_started)
+            )
 
     ScriptRunner._run_script = timed
 
@@ -131,18 +132,22 @@ def main() -> None:
             for app, times in ((lab, fresh_lab), (bare, fresh_bare)):
                 # Move the canonical state as the slider's callback would.
                 app.session_state["sdlab.workload"] = app.session_state[
-                    "sdlab.workload"].with_changes(rate_rps=rate)
+                    "sdlab.workload"
+                ].with_changes(rate_rps=rate)
                 times.append(_timed_run(app))
 
-    def report(mode: str, lab_times: list[tuple[float, ...]],
-               bare_times: list[tuple[float, ...]]) -> float:
+    def report(
+        mode: str, lab_times: list[tuple[float, ...]], bare_times: list[tuple[float, ...]]
+    ) -> float:
         ratios = []
         for index, what in enumerate(_MEASURES):
             lab_ms = 1000 * statistics.median(t[index] for t in lab_times)
             bare_ms = 1000 * statistics.median(t[index] for t in bare_times)
             ratios.append(lab_ms / bare_ms)
-            print(f"{mode:>6} {what:>12}: Lab page {lab_ms:7.1f} ms, bare page {bare_ms:7.1f} ms,"
-                  f" ratio {lab_ms / bare_ms:.2f}x  (median of {len(lab_times)} reruns each)")
+            print(
+                f"{mode:>6} {what:>12}: Lab page {lab_ms:7.1f} ms, bare page {bare_ms:7.1f} ms,"
+                f" ratio {lab_ms / bare_ms:.2f}x  (median of {len(lab_times)} reruns each)"
+            )
         return ratios[0]
 
     steady = report("steady", steady_lab, steady_bare)

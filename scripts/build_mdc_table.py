@@ -24,9 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from sdlab_model.mdc import MdcWait  # noqa: E402
 
-SERVER_NODES = sorted(
-    set(range(1, 17)) | {round(16 * 1.25**k) for k in range(1, 36)}
-)
+SERVER_NODES = sorted(set(range(1, 17)) | {round(16 * 1.25**k) for k in range(1, 36)})
 # The load coordinate v = ln(4 rho) below rho = 1/2 and -ln(1 - rho) above (continuous, with a
 # continuous slope): ln C is close to linear in it at both ends. Nodes: steps of about 0.083 from
 # rho = 0.001 to 0.995, the upper part being the 64-node grid the first table used.
@@ -57,7 +55,9 @@ TARGET = ROOT / "sdlab_model" / "mdc_table.py"
 
 def _wrapped(values, indent: str, per_line: int = 4) -> list[str]:
     cells = [f"{v!r}" if isinstance(v, int) else f"{float(v):.12g}" for v in values]
-    return [indent + ", ".join(cells[i:i + per_line]) + "," for i in range(0, len(cells), per_line)]
+    return [
+        indent + ", ".join(cells[i : i + per_line]) + "," for i in range(0, len(cells), per_line)
+    ]
 
 
 def write_table(rows: list[list[float]]) -> None:

@@ -364,8 +364,10 @@ def report(tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: flo
     for kind, values in sorted(tally.latencies_ms.items()):
         print(f"    {kind:<8} n={len(values):<4} p50 {percentile(values, 0.5):,.0f} ms, "
               f"p95 {percentile(values, 0.95):,.0f} ms")  # fmt: skip
-    print(f"  interaction -> settled     p50 {percentile(tally.settled_ms, 0.5):,.0f} ms, "
-          f"p95 {percentile(tally.settled_ms, 0.95):,.0f} ms (whole run over, nothing stale)")
+    print(
+        f"  interaction -> settled     p50 {percentile(tally.settled_ms, 0.5):,.0f} ms, "
+        f"p95 {percentile(tally.settled_ms, 0.95):,.0f} ms (whole run over, nothing stale)"
+    )
     done = max(len(every) + tally.sessions_finished, 1)  # interactions plus first loads
     print(f"  CPU used during the run    server {tally.server_cpu_s:,.1f} s, Chromium "
           f"{tally.browser_cpu_s:,.1f} s (per interaction or first load: server "

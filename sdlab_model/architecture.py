@@ -52,25 +52,60 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 NODES: tuple[Node, ...] = (
-    Node("client", "Client",
-         "Sends a feature vector and waits for the prediction under a deadline.", "clients"),
-    Node("gateway", "Inference gateway",
-         "Routes each request to the right model and version; enforces timeouts.", "gateway"),
-    Node("traffic_split", "Traffic split",
-         "Sends a slice of traffic to a candidate version for canary and A/B tests.", "gateway"),
-    Node("batcher", "Dynamic batcher",
-         "Holds requests for up to the batch window so one call serves several.",
-         "model_servers"),
-    Node("replicas", "Server replicas",
-         "Identical model-server instances the gateway balances load across.", "model_servers"),
-    Node("registry", "Model registry",
-         "Keeps versioned model artifacts and which version each name serves.", "registry_gpu"),
-    Node("gpu_pool", "GPU pool",
-         "Shared accelerators the replicas run their batches on.", "registry_gpu"),
-    Node("metrics", "Metrics + latency",
-         "Records per-model latency and quality away from the request path.", "async"),
-    Node("shadow", "Shadow traffic",
-         "Copies live requests to a candidate model and discards its answers.", "async"),
+    Node(
+        "client",
+        "Client",
+        "Sends a feature vector and waits for the prediction under a deadline.",
+        "clients",
+    ),
+    Node(
+        "gateway",
+        "Inference gateway",
+        "Routes each request to the right model and version; enforces timeouts.",
+        "gateway",
+    ),
+    Node(
+        "traffic_split",
+        "Traffic split",
+        "Sends a slice of traffic to a candidate version for canary and A/B tests.",
+        "gateway",
+    ),
+    Node(
+        "batcher",
+        "Dynamic batcher",
+        "Holds requests for up to the batch window so one call serves several.",
+        "model_servers",
+    ),
+    Node(
+        "replicas",
+        "Server replicas",
+        "Identical model-server instances the gateway balances load across.",
+        "model_servers",
+    ),
+    Node(
+        "registry",
+        "Model registry",
+        "Keeps versioned model artifacts and which version each name serves.",
+        "registry_gpu",
+    ),
+    Node(
+        "gpu_pool",
+        "GPU pool",
+        "Shared accelerators the replicas run their batches on.",
+        "registry_gpu",
+    ),
+    Node(
+        "metrics",
+        "Metrics + latency",
+        "Records per-model latency and quality away from the request path.",
+        "async",
+    ),
+    Node(
+        "shadow",
+        "Shadow traffic",
+        "Copies live requests to a candidate model and discards its answers.",
+        "async",
+    ),
 )
 
 NODE_BY_ID: dict[str, Node] = {node.id: node for node in NODES}
@@ -134,10 +169,7 @@ def _plain(text: str) -> str:
 
 
 def _node_label(node: Node, state: NodeState) -> str:
-    return (
-        f"<<b>{_html(node.label)}</b><br/>"
-        f'<font point-size="9">{_html(state)}</font>>'
-    )
+    return f'<<b>{_html(node.label)}</b><br/><font point-size="9">{_html(state)}</font>>'
 
 
 def to_dot(
@@ -168,16 +200,35 @@ def to_dot(
     path_edges = set(itertools.pairwise(path_nodes))
 
     graph = graphviz.Digraph("architecture")
-    graph.attr(rankdir="LR", newrank="true", nodesep="0.3", ranksep="0.6", fontname="Helvetica",
-               compound="true", bgcolor="transparent")
-    graph.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="11",
-               margin="0.15,0.06")
+    graph.attr(
+        rankdir="LR",
+        newrank="true",
+        nodesep="0.3",
+        ranksep="0.6",
+        fontname="Helvetica",
+        compound="true",
+        bgcolor="transparent",
+    )
+    graph.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fontname="Helvetica",
+        fontsize="11",
+        margin="0.15,0.06",
+    )
     graph.attr("edge", arrowsize="0.7")
 
     for column in COLUMNS:
         with graph.subgraph(name=f"cluster_{column.id}") as cluster:
-            cluster.attr(label=_plain(column.label), style="rounded,dashed", color="#cbd5e0",
-                         fontcolor="#4a5568", fontsize="11", rank="same")
+            cluster.attr(
+                label=_plain(column.label),
+                style="rounded,dashed",
+                color="#cbd5e0",
+                fontcolor="#4a5568",
+                fontsize="11",
+                rank="same",
+            )
             for node in NODES:
                 if node.column != column.id:
                     continue
@@ -185,8 +236,12 @@ def to_dot(
                 attrs = dict(NODE_STYLE[state])
                 if node.id in path_nodes:
                     attrs["penwidth"] = PATH_STYLE["penwidth"]
-                cluster.node(node.id, label=_node_label(node, state),
-                             tooltip=_plain(node.description), **attrs)
+                cluster.node(
+                    node.id,
+                    label=_node_label(node, state),
+                    tooltip=_plain(node.description),
+                    **attrs,
+                )
 
     for source, destination in FLOWS:
         state = flow_states[(source, destination)]
@@ -196,16 +251,30 @@ def to_dot(
         graph.edge(source, destination, **attrs)
 
     with graph.subgraph(name="cluster_legend") as legend:
-        legend.attr(label="Legend", style="rounded", color="#e2e8f0", fontcolor="#4a5568",
-                    fontsize="10")
+        legend.attr(
+            label="Legend", style="rounded", color="#e2e8f0", fontcolor="#4a5568", fontsize="10"
+        )
         # One rank stacks the entries in a column (the graph runs left to right).
         legend.attr(rank="same")
         for state, style in NODE_STYLE.items():
-            legend.node(f"legend_{state}", label=_plain(f"{state}: {STATE_MEANING[state]}"),
-                        fontsize="9", height="0.3", margin="0.08,0.03", **style)
+            legend.node(
+                f"legend_{state}",
+                label=_plain(f"{state}: {STATE_MEANING[state]}"),
+                fontsize="9",
+                height="0.3",
+                margin="0.08,0.03",
+                **style,
+            )
         for number, text in enumerate(FLOW_LEGEND):
-            legend.node(f"legend_flow_{number}", label=_plain(text), shape="plaintext",
-                        style="", fontsize="9", fontcolor="#4a5568", height="0.2")
+            legend.node(
+                f"legend_flow_{number}",
+                label=_plain(text),
+                shape="plaintext",
+                style="",
+                fontsize="9",
+                fontcolor="#4a5568",
+                height="0.2",
+            )
     # An invisible edge places the legend right of the last column instead of the first.
     graph.edge("metrics", f"legend_{next(iter(NODE_STYLE))}", style="invis")
     return graph.source

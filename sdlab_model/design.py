@@ -137,29 +137,34 @@ class Design:
 # The request paths are node ids.
 STAGES: dict[int, Stage] = {
     1: Stage(
-        1, "Single model endpoint",
+        1,
+        "Single model endpoint",
         "One replica behind a gateway: the load is light, so anything more would only add "
         "latency and cost.",
         ("gateway", "replicas"),
     ),
     2: Stage(
-        2, "Dynamic batching on CPU replicas",
+        2,
+        "Dynamic batching on CPU replicas",
         "Batch concurrent requests on the CPU replicas you have before buying more of them.",
         ("gateway", "batcher", "replicas"),
     ),
     3: Stage(
-        3, "GPU + dynamic batching + autoscaling",
+        3,
+        "GPU + dynamic batching + autoscaling",
         "A heavy model at a high rate: batch onto GPUs and let an autoscaler follow the load.",
         ("gateway", "batcher", "replicas", "gpu_pool"),
     ),
     4: Stage(
-        4, "GPU autoscaling fleet + registry + canary",
+        4,
+        "GPU autoscaling fleet + registry + canary",
         "Batched GPU replicas scale with the load; a registry versions the models and canaries "
         "make each release reversible.",
         ("gateway", "batcher", "replicas", "gpu_pool", "registry"),
     ),
     5: Stage(
-        5, "Multi-model packed fleet + canary rollout",
+        5,
+        "Multi-model packed fleet + canary rollout",
         "Many models share a packed GPU fleet; the gateway routes by model and splits canary "
         "traffic, and the registry says which version each name serves.",
         ("gateway", "replicas", "gpu_pool", "registry"),
@@ -174,8 +179,8 @@ def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
     replicas = workload.replicas
     tight_tail = workload.p99_target_ms <= TIGHT_TAIL_TARGET_MS
     needs_batching = (
-        (rate > BATCHING_RATE_RPS and not tight_tail) or rate > BATCHING_ANY_TARGET_RATE_RPS
-    )
+        rate > BATCHING_RATE_RPS and not tight_tail
+    ) or rate > BATCHING_ANY_TARGET_RATE_RPS
     needs_gpu = workload.model_latency_ms >= HEAVY_MODEL_LATENCY_MS and rate > HIGH_RATE_RPS
     models_per_slot = models / (replicas * MODELS_PER_REPLICA_HOT)
     return Needs(
@@ -325,30 +330,44 @@ def meters_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple
     hot_slots = workload.replicas * MODELS_PER_REPLICA_HOT
     return (
         Meter(
-            "capacity", "Serving capacity", capacity_ratio, meter_status(capacity_ratio),
+            "capacity",
+            "Serving capacity",
+            capacity_ratio,
+            meter_status(capacity_ratio),
             capacity_text,
             f"Offered load over the fleet's capacity, against a safe line of "
             f"{SAFE_UTILIZATION:.0%} busy: past it, bursts queue and the tail grows fast.",
         ),
         Meter(
-            "tail_latency", "p99 latency budget", tail_ratio, meter_status(tail_ratio),
+            "tail_latency",
+            "p99 latency budget",
+            tail_ratio,
+            meter_status(tail_ratio),
             tail_text,
             "The 99th-percentile latency, queueing included, as a share of the target.",
         ),
         Meter(
-            "gpu_efficiency", "Accelerator efficiency", gpu_ratio, meter_status(gpu_ratio),
+            "gpu_efficiency",
+            "Accelerator efficiency",
+            gpu_ratio,
+            meter_status(gpu_ratio),
             gpu_text,
             "A teaching score: a GPU pays off only while batches keep it busy, and a heavy "
             "model at high rate strains CPUs.",
         ),
         Meter(
-            "fleet_size", "Replica fleet pressure", fleet_ratio, meter_status(fleet_ratio),
+            "fleet_size",
+            "Replica fleet pressure",
+            fleet_ratio,
+            meter_status(fleet_ratio),
             f"{workload.replicas:,} of {FLEET_METER_REPLICAS:,.0f} replicas",
             "How large the fleet is against a hundred replicas, where hand-managing it stops "
             "being sensible.",
         ),
         Meter(
-            "multi_model", "Multi-model packing", needs.packing_pressure,
+            "multi_model",
+            "Multi-model packing",
+            needs.packing_pressure,
             meter_status(needs.packing_pressure),
             f"{_count(workload.models_hosted, 'model')} on {hot_slots:,} hot-load slots",
             f"Models against what the replicas can keep loaded ({MODELS_PER_REPLICA_HOT} each), "
@@ -368,30 +387,30 @@ DECISION_LABELS: dict[str, str] = {
 }
 DECISION_TEXT: dict[tuple[str, str], str] = {
     ("batching", "needed"): "Batch concurrent requests: one call serves several, multiplying "
-                            "throughput per replica.",
+    "throughput per replica.",
     ("batching", "tradeoff"): "Batching is on but the window is 0 ms, so nothing is gained; give "
-                              "it a few ms or turn it off.",
+    "it a few ms or turn it off.",
     ("batching", "not-yet"): "Requests are too sparse to fill batches; a window would only add "
-                             "delay.",
+    "delay.",
     ("hardware", "needed"): "Run on GPU replicas behind an autoscaler: the model is heavy and the "
-                            "rate high.",
+    "rate high.",
     ("hardware", "useful"): "CPU replicas still suffice, but let an autoscaler size the fleet.",
     ("hardware", "not-yet"): "A fixed CPU replica or two carries this load.",
     ("registry", "needed"): "Several models or versions: keep artifacts versioned and map names "
-                            "to versions in a registry.",
+    "to versions in a registry.",
     ("registry", "not-yet"): "One model: a registry would only add a moving part.",
     ("rollout", "needed"): "Split traffic: canary or A/B the candidate and shadow it before "
-                           "promoting.",
+    "promoting.",
     ("rollout", "useful"): "Two versions live: a traffic split lets you compare them safely.",
     ("rollout", "not-yet"): "Nothing to compare yet; deploy in place.",
     ("packing", "needed"): "More models than replicas can hot-load: pack several per replica "
-                           "and route by model.",
+    "and route by model.",
     ("packing", "useful"): "A few models fit on the replicas you have; watch the count.",
     ("packing", "not-yet"): "One model per fleet; nothing to pack.",
     ("latency_tradeoff", "tradeoff"): "The target is tight: every ms of batch window or queueing "
-                                      "is taken from it.",
+    "is taken from it.",
     ("latency_tradeoff", "needed"): "The p99 misses the target: trade throughput for latency "
-                                    "(shorter window, more headroom).",
+    "(shorter window, more headroom).",
     ("latency_tradeoff", "useful"): "The target has room: some of it can buy throughput.",
 }
 
@@ -405,24 +424,31 @@ def decisions_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tu
     states = {
         "batching": batching,
         "hardware": _first(
-            (needs.gpu_in_architecture, "needed"), (needs.needs_autoscale, "useful"),
+            (needs.gpu_in_architecture, "needed"),
+            (needs.needs_autoscale, "useful"),
             otherwise="not-yet",
         ),
         "registry": "needed" if needs.needs_registry else "not-yet",
         "rollout": _first(
-            (needs.needs_canary, "needed"), (needs.needs_registry, "useful"), otherwise="not-yet",
+            (needs.needs_canary, "needed"),
+            (needs.needs_registry, "useful"),
+            otherwise="not-yet",
         ),
         "packing": _first(
-            (needs.needs_packing, "needed"), (workload.models_hosted > 1, "useful"),
+            (needs.needs_packing, "needed"),
+            (workload.models_hosted > 1, "useful"),
             otherwise="not-yet",
         ),
         "latency_tradeoff": _first(
-            (needs.tight_tail, "tradeoff"), (needs.tail_missed, "needed"), otherwise="useful",
+            (needs.tight_tail, "tradeoff"),
+            (needs.tail_missed, "needed"),
+            otherwise="useful",
         ),
     }
     return tuple(
-        Decision(decision_id, DECISION_LABELS[decision_id], state,
-                 DECISION_TEXT[(decision_id, state)])
+        Decision(
+            decision_id, DECISION_LABELS[decision_id], state, DECISION_TEXT[(decision_id, state)]
+        )
         for decision_id, state in states.items()
     )
 
@@ -432,94 +458,143 @@ def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tupl
     reasons: list[Reason] = []
     utilization = latency.utilization
     if utilization > 1.0 or _unstable(latency):
-        reasons.append(Reason(
-            "capacity", "danger",
-            f"The load is {utilization:.0%} of capacity: the queue grows without bound. Add "
-            "replicas, batch, or move to GPUs.",
-        ))
+        reasons.append(
+            Reason(
+                "capacity",
+                "danger",
+                f"The load is {utilization:.0%} of capacity: the queue grows without bound. Add "
+                "replicas, batch, or move to GPUs.",
+            )
+        )
     elif needs.over_capacity:
-        reasons.append(Reason(
-            "capacity", "warning",
-            f"The load is {utilization:.0%} of capacity, past the {SAFE_UTILIZATION:.0%} safe "
-            "line: bursts will queue.",
-        ))
+        reasons.append(
+            Reason(
+                "capacity",
+                "warning",
+                f"The load is {utilization:.0%} of capacity, past the {SAFE_UTILIZATION:.0%} safe "
+                "line: bursts will queue.",
+            )
+        )
     else:
-        reasons.append(Reason(
-            "capacity", "ok",
-            f"The load is {utilization:.0%} of capacity, within the {SAFE_UTILIZATION:.0%} safe "
-            "line.",
-        ))
+        reasons.append(
+            Reason(
+                "capacity",
+                "ok",
+                f"The load is {utilization:.0%} of capacity, "
+                f"within the {SAFE_UTILIZATION:.0%} safe line.",
+            )
+        )
 
     target = _ms(workload.p99_target_ms)
     if _unstable(latency):
-        reasons.append(Reason("tail_latency", "danger",
-                              f"p99 is unbounded (∞): no tail meets the {target} target."))
+        reasons.append(
+            Reason(
+                "tail_latency",
+                "danger",
+                f"p99 is unbounded (∞): no tail meets the {target} target.",
+            )
+        )
     elif needs.tail_missed:
-        reasons.append(Reason("tail_latency", "danger",
-                              f"p99 of {_ms(latency.p99_ms)} misses the {target} target."))
+        reasons.append(
+            Reason(
+                "tail_latency",
+                "danger",
+                f"p99 of {_ms(latency.p99_ms)} misses the {target} target.",
+            )
+        )
     else:
-        reasons.append(Reason("tail_latency", "ok",
-                              f"p99 of {_ms(latency.p99_ms)} fits the {target} target."))
+        reasons.append(
+            Reason("tail_latency", "ok", f"p99 of {_ms(latency.p99_ms)} fits the {target} target.")
+        )
 
     if workload.dynamic_batching:
         if batch_active(workload):
-            reasons.append(Reason(
-                "batching", "ok",
-                f"Batching with a {_ms(workload.batch_window_ms)} window lets one call serve "
-                "several requests.",
-            ))
+            reasons.append(
+                Reason(
+                    "batching",
+                    "ok",
+                    f"Batching with a {_ms(workload.batch_window_ms)} window lets one call serve "
+                    "several requests.",
+                )
+            )
         else:
-            reasons.append(Reason(
-                "batching", "warning",
-                "Batching is on but the window is 0 ms, so no batch ever forms.",
-            ))
+            reasons.append(
+                Reason(
+                    "batching",
+                    "warning",
+                    "Batching is on but the window is 0 ms, so no batch ever forms.",
+                )
+            )
     elif needs.needs_batching:
-        reasons.append(Reason(
-            "batching", "warning",
-            f"At {workload.rate_rps:,.0f} req/s batching would multiply each replica's "
-            "throughput cheaply.",
-        ))
+        reasons.append(
+            Reason(
+                "batching",
+                "warning",
+                f"At {workload.rate_rps:,.0f} req/s batching would multiply each replica's "
+                "throughput cheaply.",
+            )
+        )
 
     if workload.gpu:
         if batch_active(workload):
-            reasons.append(Reason("hardware", "ok",
-                                  "The GPU earns its keep: batches keep it busy."))
+            reasons.append(
+                Reason("hardware", "ok", "The GPU earns its keep: batches keep it busy.")
+            )
         else:
-            reasons.append(Reason(
-                "hardware", "warning",
-                "A GPU without active batching idles between single requests: money wasted.",
-            ))
+            reasons.append(
+                Reason(
+                    "hardware",
+                    "warning",
+                    "A GPU without active batching idles between single requests: money wasted.",
+                )
+            )
     elif needs.needs_gpu:
-        reasons.append(Reason(
-            "hardware", "warning",
-            f"A {_ms(workload.model_latency_ms)} model at {workload.rate_rps:,.0f} req/s belongs "
-            "on batched GPUs.",
-        ))
+        reasons.append(
+            Reason(
+                "hardware",
+                "warning",
+                f"A {_ms(workload.model_latency_ms)} model at {workload.rate_rps:,.0f} req/s "
+                "belongs on batched GPUs.",
+            )
+        )
 
     if needs.needs_canary:
-        reasons.append(Reason(
-            "rollout", "ok",
-            f"{workload.models_hosted:,} models or versions: a registry and a canary split keep "
-            "releases reversible.",
-        ))
+        reasons.append(
+            Reason(
+                "rollout",
+                "ok",
+                f"{workload.models_hosted:,} models or versions: a registry and a canary split "
+                "keep releases reversible.",
+            )
+        )
     if needs.needs_packing:
-        reasons.append(Reason(
-            "packing", "warning",
-            f"{workload.models_hosted:,} models outgrow {workload.replicas:,} replicas that "
-            f"hot-load {MODELS_PER_REPLICA_HOT} each: pack models and route by model.",
-        ))
+        reasons.append(
+            Reason(
+                "packing",
+                "warning",
+                f"{workload.models_hosted:,} models outgrow {workload.replicas:,} replicas that "
+                f"hot-load {MODELS_PER_REPLICA_HOT} each: pack models and route by model.",
+            )
+        )
 
     if workload.replicas > 1:
         if needs.needs_autoscale:
-            reasons.append(Reason(
-                "fleet", "warning",
-                f"{workload.replicas:,} replicas at this load: let an autoscaler size the fleet.",
-            ))
+            reasons.append(
+                Reason(
+                    "fleet",
+                    "warning",
+                    f"{workload.replicas:,} replicas at this load: "
+                    "let an autoscaler size the fleet.",
+                )
+            )
         else:
-            reasons.append(Reason(
-                "fleet", "ok",
-                f"{workload.replicas:,} replicas share the load; a fixed fleet is fine.",
-            ))
+            reasons.append(
+                Reason(
+                    "fleet",
+                    "ok",
+                    f"{workload.replicas:,} replicas share the load; a fixed fleet is fine.",
+                )
+            )
     else:
         reasons.append(Reason("fleet", "ok", "One replica: nothing to orchestrate yet."))
 
@@ -531,8 +606,10 @@ def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tupl
 def _headroom_reason(workload: Workload, latency: LatencyResult, needs: Needs) -> Reason:
     status: ReasonStatus = "warning" if needs.tight_tail else "ok"
     if needs.tight_tail:
-        text = (f"A {_ms(workload.p99_target_ms)} target leaves little room for a batch window "
-                "or queueing: keep utilization low.")
+        text = (
+            f"A {_ms(workload.p99_target_ms)} target leaves little room for a batch window "
+            "or queueing: keep utilization low."
+        )
     elif needs.tail_missed:
         text = "No headroom under the target: the p99 is already past it."
     else:

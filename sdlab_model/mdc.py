@@ -29,7 +29,9 @@ def log_factorial(n: np.ndarray) -> np.ndarray:
     inv = 1.0 / m
     inv2 = inv * inv
     series = (
-        (m - 0.5) * np.log(m) - m + 0.5 * math.log(2.0 * math.pi)
+        (m - 0.5) * np.log(m)
+        - m
+        + 0.5 * math.log(2.0 * math.pi)
         + inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 / 1680)))
     )
     return np.where(small, _SMALL_LOG_FACTORIALS[np.minimum(n, 31).astype(np.int64)], series)
@@ -54,7 +56,7 @@ def poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:
         return out
     cumulative = np.minimum(np.cumsum(poisson_pmf(mean, start, hi)), 1.0)
     first = max(lo, start)
-    out[first - lo:] = cumulative[first - start:]
+    out[first - lo :] = cumulative[first - start :]
     return out
 
 

@@ -111,15 +111,19 @@ def _unbatched(workload: Workload, capacity: float, utilization: float) -> Laten
     wait = mdc.MdcWait.solve(servers, servers * utilization)
     if wait.is_exact:
         waits = [wait.wait_quantile(q) for q in QUANTILES]
-        accuracy, note = "exact", (
-            f"Exact M/D/{servers} waiting-time distribution (Crommelin–Franx); no approximation."
+        accuracy, note = (
+            "exact",
+            (f"Exact M/D/{servers} waiting-time distribution (Crommelin–Franx); no approximation."),
         )
     else:
         log_constant = float(mdc_grid.log_tail_constant(np.array(servers), np.array(utilization)))
         waits = [max(0.0, (log_constant - math.log(1.0 - q)) / wait.decay_rate) for q in QUANTILES]
-        accuracy, note = "approximate", (
-            f"Utilization {utilization:.4f} is too close to 1 for the exact solution's state "
-            "space; the exact heavy-traffic tail C·e^(−ηt) is used."
+        accuracy, note = (
+            "approximate",
+            (
+                f"Utilization {utilization:.4f} is too close to 1 for the exact solution's state "
+                "space; the exact heavy-traffic tail C·e^(−ηt) is used."
+            ),
         )
     p50, p95, p99 = (service_ms * (1.0 + w) for w in waits)
     return LatencyResult(
@@ -162,19 +166,29 @@ def _batched(workload: Workload, capacity: float, utilization: float) -> Latency
     queue = float(tail.queue_ms)
     saturation = float(tail.saturation)
     if workload.servers < batching.MIN_ACCURATE_SERVERS:
-        accuracy, note = "approximate", (
-            f"With {workload.servers} server(s) a busy server delays whole batches; the batching "
-            "model is outside its 15% target here, so check it against simulation."
+        accuracy, note = (
+            "approximate",
+            (
+                f"With {workload.servers} server(s) a busy server delays whole batches; "
+                "the batching model is outside its 15% target here, "
+                "so check it against simulation."
+            ),
         )
     elif saturation >= batching.saturation_limit(workload.batch_overhead_share):
-        accuracy, note = "approximate", (
-            "Batches are server-limited (busy servers, not the window, set their size of "
-            f"{float(tail.mean_batch_size):.1f}): the model is outside its 15% target here."
+        accuracy, note = (
+            "approximate",
+            (
+                "Batches are server-limited (busy servers, not the window, set their size of "
+                f"{float(tail.mean_batch_size):.1f}): the model is outside its 15% target here."
+            ),
         )
     else:
-        accuracy, note = "validated", (
-            "Window-limited batching: formation plus an Erlang-arrival batch queue, within 15% "
-            "of simulation in this regime."
+        accuracy, note = (
+            "validated",
+            (
+                "Window-limited batching: formation plus an Erlang-arrival batch queue, within 15% "
+                "of simulation in this regime."
+            ),
         )
     return LatencyResult(
         p50_ms=min(p50, p95),

@@ -58,34 +58,74 @@ class WalkthroughStep:
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
-        1, "single-endpoint", "Single model endpoint",
+        1,
+        "single-endpoint",
+        "Single model endpoint",
         "A light model at low traffic: one CPU replica, nothing else.",
-        rate_rps=50, model_latency_ms=15, batch_window_ms=0, replicas=1, models_hosted=1,
-        p99_target_ms=200, dynamic_batching=False, gpu=False,
+        rate_rps=50,
+        model_latency_ms=15,
+        batch_window_ms=0,
+        replicas=1,
+        models_hosted=1,
+        p99_target_ms=200,
+        dynamic_batching=False,
+        gpu=False,
     ),
     Scenario(
-        2, "batching", "Dynamic batching",
+        2,
+        "batching",
+        "Dynamic batching",
         "Sixty times the traffic: batch concurrent requests on CPU replicas.",
-        rate_rps=3_000, model_latency_ms=20, batch_window_ms=10, replicas=4, models_hosted=1,
-        p99_target_ms=150, dynamic_batching=True, gpu=False,
+        rate_rps=3_000,
+        model_latency_ms=20,
+        batch_window_ms=10,
+        replicas=4,
+        models_hosted=1,
+        p99_target_ms=150,
+        dynamic_batching=True,
+        gpu=False,
     ),
     Scenario(
-        3, "gpu-autoscale", "GPU + autoscaling",
+        3,
+        "gpu-autoscale",
+        "GPU + autoscaling",
         "A heavy model at 25k req/s: batched GPUs behind an autoscaler.",
-        rate_rps=25_000, model_latency_ms=60, batch_window_ms=15, replicas=5, models_hosted=1,
-        p99_target_ms=130, dynamic_batching=True, gpu=True,
+        rate_rps=25_000,
+        model_latency_ms=60,
+        batch_window_ms=15,
+        replicas=5,
+        models_hosted=1,
+        p99_target_ms=130,
+        dynamic_batching=True,
+        gpu=True,
     ),
     Scenario(
-        4, "registry-canary", "Registry + canary",
+        4,
+        "registry-canary",
+        "Registry + canary",
         "Eight models or versions: a registry, traffic splits and shadow tests.",
-        rate_rps=60_000, model_latency_ms=50, batch_window_ms=12, replicas=13, models_hosted=8,
-        p99_target_ms=100, dynamic_batching=True, gpu=True,
+        rate_rps=60_000,
+        model_latency_ms=50,
+        batch_window_ms=12,
+        replicas=13,
+        models_hosted=8,
+        p99_target_ms=100,
+        dynamic_batching=True,
+        gpu=True,
     ),
     Scenario(
-        5, "multi-model-scale", "Multi-model at scale",
+        5,
+        "multi-model-scale",
+        "Multi-model at scale",
         "120 models at 300k req/s under a 70 ms p99: pack models onto shared GPUs.",
-        rate_rps=300_000, model_latency_ms=40, batch_window_ms=8, replicas=70, models_hosted=120,
-        p99_target_ms=70, dynamic_batching=True, gpu=True,
+        rate_rps=300_000,
+        model_latency_ms=40,
+        batch_window_ms=8,
+        replicas=70,
+        models_hosted=120,
+        p99_target_ms=70,
+        dynamic_batching=True,
+        gpu=True,
     ),
 )
 
@@ -93,7 +133,9 @@ SCENARIO_BY_ID: dict[str, Scenario] = {card.id: card for card in SCENARIOS}
 
 WALKTHROUGH: tuple[WalkthroughStep, ...] = (
     WalkthroughStep(
-        1, "Start small", "single-endpoint",
+        1,
+        "Start small",
+        "single-endpoint",
         "50 requests a second reach a 15 ms model. What is the least you can deploy?",
         "One CPU replica. It can serve about a thousand requests a second of a 15 ms model, so "
         "it runs at a few percent busy and the p99 sits far under the target. A batch window "
@@ -101,7 +143,9 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "Begin with one replica and add machinery only when the numbers ask for it.",
     ),
     WalkthroughStep(
-        2, "Batch before you buy", "batching",
+        2,
+        "Batch before you buy",
+        "batching",
         "Traffic grows sixty-fold to 3,000 requests a second. What is the cheapest lever before "
         "adding replicas?",
         "Dynamic batching. With this much concurrency, requests already overlap; collecting them "
@@ -110,7 +154,9 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "Batching turns concurrency you already have into throughput, paid for in tail latency.",
     ),
     WalkthroughStep(
-        3, "Heavy model, high rate", "gpu-autoscale",
+        3,
+        "Heavy model, high rate",
+        "gpu-autoscale",
         "The model now takes 60 ms and 25,000 requests arrive each second. Where should it run?",
         "On GPUs behind an autoscaler. A heavy model that batches well is exactly what GPUs "
         "accelerate, and the autoscaler keeps the fleet matched to the load. But a GPU is only "
@@ -118,7 +164,9 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "GPUs pay off only when batches keep them full.",
     ),
     WalkthroughStep(
-        4, "Many versions", "registry-canary",
+        4,
+        "Many versions",
+        "registry-canary",
         "You now serve eight models or versions. How do you ship a new one without risk?",
         "Keep versioned artifacts in a model registry that maps each name to its live version. "
         "The gateway routes by name and sends a small canary or A/B slice to the candidate, "
@@ -127,7 +175,9 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "A release becomes a reversible traffic split, not a redeploy.",
     ),
     WalkthroughStep(
-        5, "Scale out many models", "multi-model-scale",
+        5,
+        "Scale out many models",
+        "multi-model-scale",
         "120 models, 300,000 requests a second, and a 70 ms p99. How do you keep it affordable "
         "and fast?",
         "Pack several models onto each replica and GPU and route by model, so models that are "

@@ -132,53 +132,59 @@ TEACHING_ASSUMPTIONS: tuple[TeachingAssumption, ...] = (
 
 TRADEOFFS: tuple[Tradeoff, ...] = (
     Tradeoff(
-        "batching", "Dynamic batching",
+        "batching",
+        "Dynamic batching",
         gain="Several requests per call: throughput per replica multiplies, cost per request "
-             "falls.",
+        "falls.",
         cost="Every request may wait up to the window, and a full batch takes longer to run.",
         when="Traffic is concurrent enough to fill batches and the p99 target has room for "
-             "the window.",
+        "the window.",
     ),
     Tradeoff(
-        "hardware", "Hardware + autoscaling",
+        "hardware",
+        "Hardware + autoscaling",
         gain="GPUs run a heavy model many times faster per call; an autoscaler keeps the fleet "
-             "sized to the load.",
+        "sized to the load.",
         cost="GPUs are expensive and wasted without batching; autoscaling adds cold starts and "
-             "a control loop to tune.",
+        "a control loop to tune.",
         when="The model is heavy and the rate high (thousands of requests a second), or the "
-             "fleet is too large to size by hand.",
+        "fleet is too large to size by hand.",
     ),
     Tradeoff(
-        "registry", "Model registry",
+        "registry",
+        "Model registry",
         gain="Versioned artifacts and a name-to-version map: reproducible deploys and instant "
-             "rollback.",
+        "rollback.",
         cost="Another service to run, and a discipline of publishing every model through it.",
         when="More than one model or version is live.",
     ),
     Tradeoff(
-        "rollout", "A/B + canary rollout",
+        "rollout",
+        "A/B + canary rollout",
         gain="A new version meets real traffic in a small slice, and shadow traffic tests it "
-             "without risk; rollback is a routing change.",
+        "without risk; rollback is a routing change.",
         cost="Two versions consume capacity at once, and someone must read the metrics before "
-             "promoting.",
+        "promoting.",
         when="Releases are frequent or risky, or several versions must be compared on live "
-             "traffic.",
+        "traffic.",
     ),
     Tradeoff(
-        "packing", "Multi-model packing",
+        "packing",
+        "Multi-model packing",
         gain="Idle models share hardware instead of each holding its own replicas.",
         cost="Models compete for memory and compute; loading a cold model adds latency; routing "
-             "must know where each model lives.",
+        "must know where each model lives.",
         when="There are more models than replicas can keep loaded, or many models with little "
-             "traffic each.",
+        "traffic each.",
     ),
     Tradeoff(
-        "latency_tradeoff", "p99 vs throughput",
+        "latency_tradeoff",
+        "p99 vs throughput",
         gain="Running hotter and batching longer serves more requests with the same hardware.",
         cost="Each millisecond of window and each point of utilization near saturation is paid "
-             "in tail latency.",
+        "in tail latency.",
         when="Always a choice: a tight target caps the window and demands utilization "
-             "headroom; a loose one can be spent on throughput.",
+        "headroom; a loose one can be spent on throughput.",
     ),
 )
 
@@ -191,7 +197,7 @@ FORMULAS: tuple[Formula, ...] = (
         r"\rho = \frac{\lambda}{R\,\mu_{\text{replica}}}",
         "Compute time, plus the batch window when batching is active, plus an M/M/1-like "
         "queueing penalty divided by √R and capped at 8L. A heuristic, not a queueing result.",
-        "The seed page's model (shared/SEED_MODEL.md, \"Formulas\").",
+        'The seed page\'s model (shared/SEED_MODEL.md, "Formulas").',
     ),
     Formula(
         "erlang-c",
@@ -212,9 +218,9 @@ FORMULAS: tuple[Formula, ...] = (
         "For deterministic service S on c servers, the wait beyond t decays exponentially at "
         "the rate η that solves this equation; the p99 wait follows by solving C·e^(−ηt) = 1%. "
         "M/M/c, which assumes exponential service, overstates this tail.",
-        "J. Abate, G. L. Choudhury, W. Whitt, \"Exponential approximations for tail "
-        "probabilities in queues, I: waiting times\", Operations Research 43(5):885–901, 1995; "
-        "G. J. Franx, \"A simple solution for the M/D/c waiting time distribution\", "
+        'J. Abate, G. L. Choudhury, W. Whitt, "Exponential approximations for tail '
+        'probabilities in queues, I: waiting times", Operations Research 43(5):885–901, 1995; '
+        'G. J. Franx, "A simple solution for the M/D/c waiting time distribution", '
         "Operations Research Letters 29(5):221–229, 2001.",
     ),
     Formula(
@@ -225,7 +231,7 @@ FORMULAS: tuple[Formula, ...] = (
         "A batch of b requests pays a fixed share f of a single call once (launches, weight "
         "reads) and the rest per request; with c servers each running full batches of B, that "
         "bounds the sustainable rate.",
-        "D. Crankshaw et al., \"Clipper: a low-latency online prediction serving system\", "
+        'D. Crankshaw et al., "Clipper: a low-latency online prediction serving system", '
         "NSDI 2017 (batch latency roughly linear in batch size); NVIDIA Triton dynamic batcher "
         "documentation.",
     ),

@@ -41,7 +41,9 @@ def batch_multiplier(workload: Workload) -> float:
 def fleet_capacity_rps(workload: Workload) -> float:
     """Per-replica budget ``1000*15/max(1,L)``, x8 on GPU, x the batch multiplier, x replicas."""
     per_replica = (
-        SEED_CPU_REPLICA_RPS_AT_15MS * 15.0 / max(1.0, workload.model_latency_ms)
+        SEED_CPU_REPLICA_RPS_AT_15MS
+        * 15.0
+        / max(1.0, workload.model_latency_ms)
         * (SEED_GPU_FACTOR if workload.gpu else 1.0)
         * batch_multiplier(workload)
     )

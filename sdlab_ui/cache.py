@@ -68,7 +68,8 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """Batching off/on x CPU/GPU, one colour scale."""
     panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
     return figures.PreparedFigure(
-        figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES]))
+        figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES])
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
@@ -120,13 +121,19 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
         (f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
         if r.is_stable or r.model == "teaching"
         else (f"{r.model} model", math.inf, math.inf, math.inf)
-        for r in ((result, teaching) if model == "queueing" else (result, queueing)))
+        for r in ((result, teaching) if model == "queueing" else (result, queueing))
+    )
     breakdown = figures.PreparedFigure(figures.latency_breakdown(rows, workload.p99_target_ms))
     distribution = None
     if sim.is_stable:
-        distribution = figures.PreparedFigure(figures.latency_distribution(
-            sim.cdf_latency_ms, sim.cdf_share, workload.p99_target_ms,
-            {"queueing": queueing.p99_ms, "teaching": teaching.p99_ms}))
+        distribution = figures.PreparedFigure(
+            figures.latency_distribution(
+                sim.cdf_latency_ms,
+                sim.cdf_share,
+                workload.p99_target_ms,
+                {"queueing": queueing.p99_ms, "teaching": teaching.p99_ms},
+            )
+        )
     return LabView(result, queueing, teaching, sim, dot, breakdown, distribution)
 
 
@@ -158,12 +165,17 @@ def simulated_grid(key: Workload) -> np.ndarray:
     bar = st.progress(0.0, text="Simulating…")
 
     def report(done_cells: int, total_cells: int) -> None:
-        bar.progress(done_cells / total_cells,
-                     text=f"Simulating {done_cells} of {total_cells} cells…")
+        bar.progress(
+            done_cells / total_cells, text=f"Simulating {done_cells} of {total_cells} cells…"
+        )
 
-    simulated = simulate_grid(key, grids.rate_axis(VERIFY_RATE_CELLS),
-                              grids.replica_axis(VERIFY_REPLICA_CELLS),
-                              n_requests=VERIFY_REQUESTS_PER_CELL, progress=report)
+    simulated = simulate_grid(
+        key,
+        grids.rate_axis(VERIFY_RATE_CELLS),
+        grids.replica_axis(VERIFY_REPLICA_CELLS),
+        n_requests=VERIFY_REQUESTS_PER_CELL,
+        progress=report,
+    )
     bar.empty()
     return simulated
 
@@ -173,5 +185,7 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     """The coarse analytic heatmap and the model-vs-simulation error map, side by side."""
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
-    return (figures.PreparedFigure(figures.p99_heatmap(coarse)),
-            figures.PreparedFigure(figures.error_map(coarse, simulated_grid(key))))
+    return (
+        figures.PreparedFigure(figures.p99_heatmap(coarse)),
+        figures.PreparedFigure(figures.error_map(coarse, simulated_grid(key))),
+    )

@@ -27,18 +27,29 @@ def scenario_cards() -> None:
             loaded = card_workload == current.workload
             step = f"STEP {card.step:02d}" + (" · loaded" if loaded else "")
             st.markdown(f":gray[{step}]  \n**{card.title}**  \n:gray[{card.summary}]")
-            st.button("Load", key=card_key(card.id), on_click=_load_card, args=(card.id,),
-                      type="primary" if loaded else "secondary", width="stretch")
+            st.button(
+                "Load",
+                key=card_key(card.id),
+                on_click=_load_card,
+                args=(card.id,),
+                type="primary" if loaded else "secondary",
+                width="stretch",
+            )
 
 
 def walkthrough() -> None:
     """Step 1-5: the question first, then the answer and takeaway on request."""
     step_index = st.session_state.get(_STEP_KEY)
-    with st.expander("Guided walkthrough: reason about it one step at a time",
-                     expanded=step_index is not None):
+    with st.expander(
+        "Guided walkthrough: reason about it one step at a time", expanded=step_index is not None
+    ):
         if step_index is None:
-            st.button("Start: five questions, one per card (each step loads its card)",
-                      key="lab.walk.start", on_click=_go_to_step, args=(0,))
+            st.button(
+                "Start: five questions, one per card (each step loads its card)",
+                key="lab.walk.start",
+                on_click=_go_to_step,
+                args=(0,),
+            )
             return
         step = WALKTHROUGH[step_index]
         st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")
@@ -49,11 +60,22 @@ def walkthrough() -> None:
         else:
             st.button("Reveal the answer", key="lab.walk.reveal", on_click=_reveal)
         back, forward = st.columns(2)
-        back.button("← Previous step", key="lab.walk.previous", on_click=_go_to_step,
-                    args=(step_index - 1,), disabled=step_index == 0, width="stretch")
-        forward.button("Next step →", key="lab.walk.next", on_click=_go_to_step,
-                       args=(step_index + 1,), disabled=step_index == len(WALKTHROUGH) - 1,
-                       width="stretch")
+        back.button(
+            "← Previous step",
+            key="lab.walk.previous",
+            on_click=_go_to_step,
+            args=(step_index - 1,),
+            disabled=step_index == 0,
+            width="stretch",
+        )
+        forward.button(
+            "Next step →",
+            key="lab.walk.next",
+            on_click=_go_to_step,
+            args=(step_index + 1,),
+            disabled=step_index == len(WALKTHROUGH) - 1,
+            width="stretch",
+        )
 
 
 def _load_card(card_id: str) -> None:

@@ -65,13 +65,31 @@ def _vertical_line(x: float, line: dict, text: str | None, text_position: str) -
     ``add_vline`` re-validates the layout's every shape on each call (~10 ms apiece, most of a
     Lab cache miss's figure time).
     """
-    shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-             "line": line}
+    shape = {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": line,
+    }
     top = text_position.startswith("top")
-    annotation = {"x": x, "xref": "x", "yref": "paper", "y": 1 if top else 0, "text": text,
-                  "showarrow": False, "yanchor": "bottom" if top else "top",
-                  "xanchor": "right" if text_position.endswith("left") else
-                  "left" if text_position.endswith("right") else "center"}
+    annotation = {
+        "x": x,
+        "xref": "x",
+        "yref": "paper",
+        "y": 1 if top else 0,
+        "text": text,
+        "showarrow": False,
+        "yanchor": "bottom" if top else "top",
+        "xanchor": "right"
+        if text_position.endswith("left")
+        else "left"
+        if text_position.endswith("right")
+        else "center",
+    }
     return shape, annotation
 
 
@@ -100,8 +118,12 @@ def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
 
 def _colourbar(low: float, high: float) -> dict:
     ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
-    return {"title": {"text": "p99"}, "tickvals": [math.log10(t) for t in ticks],
-            "ticktext": [ms_text(t) for t in ticks], "len": 0.9}
+    return {
+        "title": {"text": "p99"},
+        "tickvals": [math.log10(t) for t in ticks],
+        "ticktext": [ms_text(t) for t in ticks],
+        "len": 0.9,
+    }
 
 
 def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) -> list:
@@ -111,26 +133,51 @@ def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) ->
         log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
     p99_labels = np.vectorize(ms_text, otypes=[object])(grid.p99_ms)
     stage_labels = np.vectorize(STAGE_LABELS.get, otypes=[object])(grid.stage_numbers)
-    customdata = np.dstack([p99_labels, np.vectorize(_percent, otypes=[object])(grid.utilization),
-                            stage_labels])
-    hover = ("rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 %{customdata[0]}"
-             "<br>utilization %{customdata[1]}<br>%{customdata[2]}<extra></extra>")
+    customdata = np.dstack(
+        [p99_labels, np.vectorize(_percent, otypes=[object])(grid.utilization), stage_labels]
+    )
+    hover = (
+        "rate %{x:,.0f} req/s<br>replicas %{y}<br>p99 %{customdata[0]}"
+        "<br>utilization %{customdata[1]}<br>%{customdata[2]}<extra></extra>"
+    )
     target_log = math.log10(grid.workload.p99_target_ms)
     # The contour needs numbers everywhere: unstable cells sit far above any target.
     contour_z = np.where(stable, log_p99, high + 10.0)
     return [
-        go.Heatmap(x=grid.rates_rps, y=grid.replicas, z=log_p99, zmin=low, zmax=high,
-                   colorscale=_COLOURSCALE, customdata=customdata, hovertemplate=hover,
-                   colorbar=_colourbar(low, high), showscale=show_scale, name="p99"),
-        go.Heatmap(x=grid.rates_rps, y=grid.replicas, z=np.where(stable, np.nan, 1.0),
-                   colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]], showscale=False,
-                   customdata=customdata, name="unstable",
-                   hovertemplate=hover),
-        go.Contour(x=grid.rates_rps, y=grid.replicas, z=contour_z, showscale=False,
-                   contours={"start": target_log, "end": target_log, "size": 1,
-                             "coloring": "lines"},
-                   line={"color": TARGET_COLOUR, "width": 2}, hoverinfo="skip",
-                   name="p99 target", showlegend=False),
+        go.Heatmap(
+            x=grid.rates_rps,
+            y=grid.replicas,
+            z=log_p99,
+            zmin=low,
+            zmax=high,
+            colorscale=_COLOURSCALE,
+            customdata=customdata,
+            hovertemplate=hover,
+            colorbar=_colourbar(low, high),
+            showscale=show_scale,
+            name="p99",
+        ),
+        go.Heatmap(
+            x=grid.rates_rps,
+            y=grid.replicas,
+            z=np.where(stable, np.nan, 1.0),
+            colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
+            showscale=False,
+            customdata=customdata,
+            name="unstable",
+            hovertemplate=hover,
+        ),
+        go.Contour(
+            x=grid.rates_rps,
+            y=grid.replicas,
+            z=contour_z,
+            showscale=False,
+            contours={"start": target_log, "end": target_log, "size": 1, "coloring": "lines"},
+            line={"color": TARGET_COLOUR, "width": 2},
+            hoverinfo="skip",
+            name="p99 target",
+            showlegend=False,
+        ),
     ]
 
 
@@ -139,49 +186,103 @@ def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
     and the min-replica frontier."""
     low, high = log_colour_range([grid])
     figure = go.Figure(_heatmap_traces(grid, low, high, show_scale=True))
-    figure.add_trace(go.Scatter(
-        x=grid.rates_rps, y=grid.frontier_replicas, mode="lines", line_shape="hv",
-        line={"color": "white", "width": 2, "dash": "dot"},
-        name="fewest replicas meeting the target",
-        hovertemplate="rate %{x:,.0f} req/s<br>needs %{y} replicas<extra></extra>"))
-    figure.add_trace(go.Scatter(
-        x=[grid.workload.rate_rps], y=[grid.workload.replicas], mode="markers",
-        marker={"symbol": "star", "size": 16, "color": "white",
-                "line": {"color": "black", "width": 1.5}},
-        name="current settings", hovertemplate="current settings<extra></extra>"))
-    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="p99 target",
-                                line={"color": TARGET_COLOUR, "width": 2}))
-    figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="unstable (∞)",
-                                marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY}))
+    figure.add_trace(
+        go.Scatter(
+            x=grid.rates_rps,
+            y=grid.frontier_replicas,
+            mode="lines",
+            line_shape="hv",
+            line={"color": "white", "width": 2, "dash": "dot"},
+            name="fewest replicas meeting the target",
+            hovertemplate="rate %{x:,.0f} req/s<br>needs %{y} replicas<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[grid.workload.rate_rps],
+            y=[grid.workload.replicas],
+            mode="markers",
+            marker={
+                "symbol": "star",
+                "size": 16,
+                "color": "white",
+                "line": {"color": "black", "width": 1.5},
+            },
+            name="current settings",
+            hovertemplate="current settings<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="lines",
+            name="p99 target",
+            line={"color": TARGET_COLOUR, "width": 2},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name="unstable (∞)",
+            marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY},
+        )
+    )
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
     figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
-    figure.update_layout(title=title or None, height=520, font=_FONT, template=_TEMPLATE,
-                         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-                         legend={"orientation": "h", "y": -0.18})
+    figure.update_layout(
+        title=title or None,
+        height=520,
+        font=_FONT,
+        template=_TEMPLATE,
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        legend={"orientation": "h", "y": -0.18},
+    )
     return figure
 
 
 def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figure:
     """2 x 2 p99 heatmaps on one colour scale, each with its target contour and current point."""
     low, high = log_colour_range(grids)
-    figure = make_subplots(rows=2, cols=2, subplot_titles=list(titles), shared_xaxes=True,
-                           shared_yaxes=True, horizontal_spacing=0.05, vertical_spacing=0.1)
+    figure = make_subplots(
+        rows=2,
+        cols=2,
+        subplot_titles=list(titles),
+        shared_xaxes=True,
+        shared_yaxes=True,
+        horizontal_spacing=0.05,
+        vertical_spacing=0.1,
+    )
     for index, grid in enumerate(grids):
         row, col = divmod(index, 2)
         for trace in _heatmap_traces(grid, low, high, show_scale=index == 0):
             figure.add_trace(trace, row=row + 1, col=col + 1)
-        figure.add_trace(go.Scatter(
-            x=[grid.workload.rate_rps], y=[grid.workload.replicas], mode="markers",
-            marker={"symbol": "star", "size": 12, "color": "white",
-                    "line": {"color": "black", "width": 1}},
-            showlegend=False, hovertemplate="current settings<extra></extra>"),
-            row=row + 1, col=col + 1)
+        figure.add_trace(
+            go.Scatter(
+                x=[grid.workload.rate_rps],
+                y=[grid.workload.replicas],
+                mode="markers",
+                marker={
+                    "symbol": "star",
+                    "size": 12,
+                    "color": "white",
+                    "line": {"color": "black", "width": 1},
+                },
+                showlegend=False,
+                hovertemplate="current settings<extra></extra>",
+            ),
+            row=row + 1,
+            col=col + 1,
+        )
     figure.update_xaxes(type="log")
     figure.update_yaxes(type="log")
     figure.update_xaxes(title_text="request rate (req/s)", row=2)
     figure.update_yaxes(title_text="replicas", col=1)
-    figure.update_layout(height=640, font=_FONT, template=_TEMPLATE,
-                         margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    figure.update_layout(
+        height=640, font=_FONT, template=_TEMPLATE, margin={"l": 10, "r": 10, "t": 40, "b": 10}
+    )
     return figure
 
 
@@ -195,44 +296,101 @@ def latency_breakdown(
     figure = go.Figure()
     stable_rows = [row for row in rows if all(math.isfinite(v) for v in row[1:])]
     for index, (part, colour) in enumerate(parts):
-        figure.add_trace(go.Bar(
-            x=[row[index + 1] for row in stable_rows], y=[row[0] for row in stable_rows],
-            orientation="h", name=part, marker_color=colour,
-            hovertemplate=f"%{{y}}: {part} %{{x:.3g}} ms<extra></extra>"))
+        figure.add_trace(
+            go.Bar(
+                x=[row[index + 1] for row in stable_rows],
+                y=[row[0] for row in stable_rows],
+                orientation="h",
+                name=part,
+                marker_color=colour,
+                hovertemplate=f"%{{y}}: {part} %{{x:.3g}} ms<extra></extra>",
+            )
+        )
     for label, *_ in (row for row in rows if row not in stable_rows):
-        figure.add_annotation(x=0, y=label, text="unstable (∞): arrivals exceed capacity",
-                              showarrow=False, xanchor="left")
-        figure.add_trace(go.Bar(x=[0], y=[label], orientation="h", showlegend=False,
-                                hoverinfo="skip"))
-    shape, label = _vertical_line(target_ms, {"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
-                                  f"target {ms_text(target_ms)}", "top")
+        figure.add_annotation(
+            x=0,
+            y=label,
+            text="unstable (∞): arrivals exceed capacity",
+            showarrow=False,
+            xanchor="left",
+        )
+        figure.add_trace(
+            go.Bar(x=[0], y=[label], orientation="h", showlegend=False, hoverinfo="skip")
+        )
+    shape, label = _vertical_line(
+        target_ms,
+        {"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
+        f"target {ms_text(target_ms)}",
+        "top",
+    )
     figure.update_layout(shapes=[shape], annotations=[*figure.layout.annotations, label])
-    figure.update_layout(barmode="stack", height=210, font=_FONT, template=_TEMPLATE,
-                         xaxis_title="ms of the p99",
-                         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                         legend={"orientation": "h", "y": -0.45})
+    figure.update_layout(
+        barmode="stack",
+        height=210,
+        font=_FONT,
+        template=_TEMPLATE,
+        xaxis_title="ms of the p99",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.45},
+    )
     return figure
 
 
-def latency_distribution(cdf_latency_ms: np.ndarray, cdf_share: np.ndarray, target_ms: float,
-                         model_p99_ms: dict[str, float]) -> go.Figure:
+def latency_distribution(
+    cdf_latency_ms: np.ndarray,
+    cdf_share: np.ndarray,
+    target_ms: float,
+    model_p99_ms: dict[str, float],
+) -> go.Figure:
     """The simulated latency CDF with the target and each model's p99 as vertical lines."""
-    figure = go.Figure(go.Scatter(
-        x=cdf_latency_ms, y=cdf_share, mode="lines", name="simulated", line={"color": "#2563eb"},
-        hovertemplate="%{y:.1%} of requests within %{x:.3g} ms<extra></extra>"))
-    lines = [_vertical_line(target_ms, {"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
-                            "target", "bottom right")]
+    figure = go.Figure(
+        go.Scatter(
+            x=cdf_latency_ms,
+            y=cdf_share,
+            mode="lines",
+            name="simulated",
+            line={"color": "#2563eb"},
+            hovertemplate="%{y:.1%} of requests within %{x:.3g} ms<extra></extra>",
+        )
+    )
+    lines = [
+        _vertical_line(
+            target_ms,
+            {"color": TARGET_COLOUR, "width": 2, "dash": "dash"},
+            "target",
+            "bottom right",
+        )
+    ]
     for (label, value), dash in zip(model_p99_ms.items(), ("dot", "dashdot"), strict=False):
         if math.isfinite(value):
-            lines.append(_vertical_line(value, {"color": "#6b7280", "dash": dash},
-                                        f"{label} p99", "top left"))
-    p99_line = {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": 0.99,
-                "y1": 0.99, "line": {"color": "#9ca3af", "width": 1}}
-    figure.update_layout(shapes=[shape for shape, _ in lines] + [p99_line],
-                         annotations=[label for _, label in lines])
-    figure.update_layout(height=300, font=_FONT, template=_TEMPLATE, xaxis_title="latency (ms)",
-                         yaxis_title="share of requests", yaxis_tickformat=".0%",
-                         margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False)
+            lines.append(
+                _vertical_line(
+                    value, {"color": "#6b7280", "dash": dash}, f"{label} p99", "top left"
+                )
+            )
+    p99_line = {
+        "type": "line",
+        "xref": "paper",
+        "yref": "y",
+        "x0": 0,
+        "x1": 1,
+        "y0": 0.99,
+        "y1": 0.99,
+        "line": {"color": "#9ca3af", "width": 1},
+    }
+    figure.update_layout(
+        shapes=[shape for shape, _ in lines] + [p99_line], annotations=[label for _, label in lines]
+    )
+    figure.update_layout(
+        height=300,
+        font=_FONT,
+        template=_TEMPLATE,
+        xaxis_title="latency (ms)",
+        yaxis_title="share of requests",
+        yaxis_tickformat=".0%",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        showlegend=False,
+    )
     return figure
 
 
@@ -244,13 +402,23 @@ def error_map(grid: P99Grid, simulated_p99_ms: np.ndarray) -> go.Figure:
         error_pct = np.where(both, 100.0 * (model - simulated_p99_ms) / simulated_p99_ms, np.nan)
     limit = float(np.nanmax(np.abs(error_pct))) if np.isfinite(error_pct).any() else 10.0
     limit = max(5.0, min(limit, 100.0))
-    figure = go.Figure(go.Heatmap(
-        x=grid.rates_rps, y=grid.replicas, z=error_pct, zmin=-limit, zmax=limit, zmid=0,
-        colorscale="RdBu_r", colorbar={"title": {"text": "error %"}},
-        hovertemplate="rate %{x:,.0f} req/s<br>replicas %{y}<br>model vs simulation "
-                      "%{z:+.1f}%<extra></extra>"))
+    figure = go.Figure(
+        go.Heatmap(
+            x=grid.rates_rps,
+            y=grid.replicas,
+            z=error_pct,
+            zmin=-limit,
+            zmax=limit,
+            zmid=0,
+            colorscale="RdBu_r",
+            colorbar={"title": {"text": "error %"}},
+            hovertemplate="rate %{x:,.0f} req/s<br>replicas %{y}<br>model vs simulation "
+            "%{z:+.1f}%<extra></extra>",
+        )
+    )
     figure.update_xaxes(type="log", title_text="request rate (req/s)")
     figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
-    figure.update_layout(height=520, font=_FONT, template=_TEMPLATE,
-                         margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    figure.update_layout(
+        height=520, font=_FONT, template=_TEMPLATE, margin={"l": 10, "r": 10, "t": 10, "b": 10}
+    )
     return figure

@@ -81,8 +81,14 @@ def compute_grid(
     return P99Grid(workload, model, rates, replicas, p99, utilization, stages, frontier)
 
 
-def stage_grid(workload: Workload, model: ModelName, rates_rps: np.ndarray,
-               replicas: np.ndarray, p99_ms: np.ndarray, utilization: np.ndarray) -> np.ndarray:
+def stage_grid(
+    workload: Workload,
+    model: ModelName,
+    rates_rps: np.ndarray,
+    replicas: np.ndarray,
+    p99_ms: np.ndarray,
+    utilization: np.ndarray,
+) -> np.ndarray:
     """The recommended stage (1-5) in every cell, by the design rules on the cell's workload.
 
     The rules read a latency result only for its p99 and utilization, which the grid already
@@ -93,8 +99,7 @@ def stage_grid(workload: Workload, model: ModelName, rates_rps: np.ndarray,
     for i, count in enumerate(replicas):
         for j, rate in enumerate(rates_rps):
             cell = workload.with_changes(rate_rps=float(rate), replicas=int(count))
-            result = replace(base, p99_ms=float(p99_ms[i, j]),
-                             utilization=float(utilization[i, j]))
+            result = replace(base, p99_ms=float(p99_ms[i, j]), utilization=float(utilization[i, j]))
             stages[i, j] = recommend_stage(needs_of(cell, result)).number
     return stages
 
@@ -103,13 +108,22 @@ def grid_csv(grid: P99Grid) -> str:
     """One row per cell: rate, replicas, p99 (``inf`` where unstable), utilization."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rate_rps", "replicas", "p99_ms", "utilization", "meets_target", "stage",
-                     "model"])
+    writer.writerow(
+        ["rate_rps", "replicas", "p99_ms", "utilization", "meets_target", "stage", "model"]
+    )
     target = grid.workload.p99_target_ms
     for i, replicas in enumerate(grid.replicas):
         for j, rate in enumerate(grid.rates_rps):
             p99 = float(grid.p99_ms[i, j])
-            writer.writerow([f"{rate:.6g}", int(replicas), f"{p99:.6g}",
-                             f"{grid.utilization[i, j]:.6g}", int(p99 <= target),
-                             int(grid.stage_numbers[i, j]), grid.model])
+            writer.writerow(
+                [
+                    f"{rate:.6g}",
+                    int(replicas),
+                    f"{p99:.6g}",
+                    f"{grid.utilization[i, j]:.6g}",
+                    int(p99 <= target),
+                    int(grid.stage_numbers[i, j]),
+                    grid.model,
+                ]
+            )
     return out.getvalue()

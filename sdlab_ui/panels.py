@@ -199,8 +199,9 @@ def accuracy(view: cache.LabView) -> None:
     if view.distribution is not None:
         # Drawn only while open: a chart redrawn on every slider move costs the browser ~100 ms
         # of CPU, for a curve most visitors look at once.
-        panel = st.expander("Simulated latency distribution (CDF)", key="lab.distribution_open",
-                            on_change="rerun")
+        panel = st.expander(
+            "Simulated latency distribution (CDF)", key="lab.distribution_open", on_change="rerun"
+        )
         if panel.open:
             with panel:
                 st.plotly_chart(view.distribution, key="lab.distribution")

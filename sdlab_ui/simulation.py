@@ -51,8 +51,9 @@ def simulate_summary(workload: Workload) -> SimSummary:
     """Simulate ``workload`` with the Lab's budget and seed, keeping only what the page shows."""
     from sdlab_model.simulator import simulate
 
-    result = simulate(workload, n_requests=LAB_REQUESTS, seed=LAB_SEED,
-                      replications=LAB_REPLICATIONS)
+    result = simulate(
+        workload, n_requests=LAB_REQUESTS, seed=LAB_SEED, replications=LAB_REPLICATIONS
+    )
     ordered = np.sort(result.latencies_ms)
     if ordered.size:
         picks = np.unique(np.linspace(0, ordered.size - 1, CDF_POINTS).astype(int))
@@ -61,7 +62,12 @@ def simulate_summary(workload: Workload) -> SimSummary:
     else:
         cdf_latency = cdf_share = np.empty(0)
     return SimSummary(
-        p50_ms=result.p50_ms, p95_ms=result.p95_ms, p99_ms=result.p99_ms,
-        p99_ci_ms=tuple(result.p99_ci_ms), is_stable=result.is_stable, note=result.note,
-        cdf_latency_ms=cdf_latency, cdf_share=cdf_share,
+        p50_ms=result.p50_ms,
+        p95_ms=result.p95_ms,
+        p99_ms=result.p99_ms,
+        p99_ci_ms=tuple(result.p99_ci_ms),
+        is_stable=result.is_stable,
+        note=result.note,
+        cdf_latency_ms=cdf_latency,
+        cdf_share=cdf_share,
     )

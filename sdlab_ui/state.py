@@ -84,8 +84,10 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
         if wanted in MODEL_CHOICES:
             model = wanted
         else:
-            notices += (f"Model {wanted[:40]!r} is not one of {', '.join(MODEL_CHOICES)}; "
-                        f"used {DEFAULT_MODEL}.",)
+            notices += (
+                f"Model {wanted[:40]!r} is not one of {', '.join(MODEL_CHOICES)}; "
+                f"used {DEFAULT_MODEL}.",
+            )
     return workload, cast(ModelName, model), notices
 
 
@@ -112,18 +114,29 @@ def render_sidebar() -> LabState:
             _numeric_widget(spec, state.workload)
         for toggle in TOGGLE_INPUTS:
             st.session_state[widget_key(toggle.name)] = getattr(state.workload, toggle.name)
-            st.toggle(toggle.label, key=widget_key(toggle.name), help=toggle.help,
-                      on_change=_on_input_change, args=(toggle.name,))
+            st.toggle(
+                toggle.label,
+                key=widget_key(toggle.name),
+                help=toggle.help,
+                on_change=_on_input_change,
+                args=(toggle.name,),
+            )
         st.session_state[_MODEL_WIDGET_KEY] = state.model
-        st.radio("Latency model", MODEL_CHOICES, key=_MODEL_WIDGET_KEY,
-                 format_func=MODEL_LABELS.__getitem__, on_change=_on_model_change,
-                 help="Queueing: an M/D/c queue with Triton's batching rule, checked against a "
-                      "simulator. Teaching: the seed page's budget heuristic.")
+        st.radio(
+            "Latency model",
+            MODEL_CHOICES,
+            key=_MODEL_WIDGET_KEY,
+            format_func=MODEL_LABELS.__getitem__,
+            on_change=_on_model_change,
+            help="Queueing: an M/D/c queue with Triton's batching rule, checked against a "
+            "simulator. Teaching: the seed page's budget heuristic.",
+        )
         with st.expander("Advanced"):
             for spec in (s for s in NUMERIC_INPUTS if s.advanced):
                 _numeric_widget(spec, state.workload)
-        st.button("Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset,
-                  width="stretch")
+        st.button(
+            "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
+        )
     _write_query_params(state)
     return state
 
@@ -142,13 +155,26 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
     st.session_state[key] = value
     if spec.scale == "log":
         options = log_options(spec, (*_card_values(spec.name), value))
-        st.select_slider(label, options, key=key, help=spec.help,
-                         format_func=lambda v, s=spec: format_value(s, v),
-                         on_change=_on_input_change, args=(spec.name,))
+        st.select_slider(
+            label,
+            options,
+            key=key,
+            help=spec.help,
+            format_func=lambda v, s=spec: format_value(s, v),
+            on_change=_on_input_change,
+            args=(spec.name,),
+        )
     else:
-        st.slider(label, min_value=type(value)(spec.minimum), max_value=type(value)(spec.maximum),
-                  step=type(value)(linear_step(spec)), key=key, help=spec.help,
-                  on_change=_on_input_change, args=(spec.name,))
+        st.slider(
+            label,
+            min_value=type(value)(spec.minimum),
+            max_value=type(value)(spec.maximum),
+            step=type(value)(linear_step(spec)),
+            key=key,
+            help=spec.help,
+            on_change=_on_input_change,
+            args=(spec.name,),
+        )
 
 
 def _card_values(name: str) -> tuple[float, ...]:

@@ -35,12 +35,17 @@ def _forbidden(module_name: str) -> bool:
 def test_importing_every_module_loads_no_ui_library():
     result = subprocess.run(
         [sys.executable, "-c", _IMPORT_ALL],
-        cwd=PACKAGE_DIR.parent, capture_output=True, text=True, timeout=300, check=False,
+        cwd=PACKAGE_DIR.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, f"importing {PACKAGE} failed:\n{result.stderr}"
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    source_modules = {f"{PACKAGE}.{path.stem}" for path in PACKAGE_DIR.glob("*.py")
-                      if path.stem != "__init__"}
+    source_modules = {
+        f"{PACKAGE}.{path.stem}" for path in PACKAGE_DIR.glob("*.py") if path.stem != "__init__"
+    }
     assert source_modules <= set(report["modules"]), (
         f"modules not imported: {sorted(source_modules - set(report['modules']))}"
     )

@@ -47,8 +47,9 @@ def headline_p99(app: AppTest) -> str:
 
 def shape_title(app: AppTest) -> str:
     """The recommended shape's title as the Lab page shows it (the bold line of that block)."""
-    block = next((m.value for m in app.markdown if m.value.startswith("#### Recommended shape")),
-                 "")
+    block = next(
+        (m.value for m in app.markdown if m.value.startswith("#### Recommended shape")), ""
+    )
     assert block, "the Lab page shows no recommended shape"
     return block.split("**")[1]
 

@@ -20,8 +20,16 @@ from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_ui.cards import card_key
 from sdlab_ui.state import widget_key
 
-_CARD_FIELDS = ("rate_rps", "model_latency_ms", "batch_window_ms", "replicas", "models_hosted",
-                "p99_target_ms", "dynamic_batching", "gpu")
+_CARD_FIELDS = (
+    "rate_rps",
+    "model_latency_ms",
+    "batch_window_ms",
+    "replicas",
+    "models_hosted",
+    "p99_target_ms",
+    "dynamic_batching",
+    "gpu",
+)
 
 
 def test_lab_renders_every_section(lab):
@@ -59,12 +67,15 @@ def test_card_sets_every_sidebar_value_and_the_shape(card):
     for name in _CARD_FIELDS:
         assert sidebar_value(app, name) == getattr(card, name), (
             f"card {card.id}: sidebar {name} shows {sidebar_value(app, name)!r}, "
-            f"card says {getattr(card, name)!r}")
+            f"card says {getattr(card, name)!r}"
+        )
     expected = evaluate(card.workload(), "queueing").stage.title
     assert shape_title(app) == expected, (
-        f"card {card.id}: shape {shape_title(app)!r} shown, expected {expected!r}")
+        f"card {card.id}: shape {shape_title(app)!r} shown, expected {expected!r}"
+    )
     assert app.query_params["rate_rps"] == card.workload().to_strings()["rate_rps"], (
-        f"card {card.id}: the URL does not follow the card")
+        f"card {card.id}: the URL does not follow the card"
+    )
 
 
 def test_switching_the_model_changes_the_p99_shown(lab):
@@ -106,14 +117,17 @@ def test_value_set_on_one_page_survives_switching_pages(lab):
     assert lab.query_params["replicas"] == "12", "the URL lost the replicas after switching"
 
 
-@pytest.mark.parametrize("query", [
-    {"rate_rps": "banana"},
-    {"replicas": "-3", "gpu": "maybe"},
-    {"model": "quantum"},
-    {"p99_target_ms": "nan", "![x](http://example.invalid/a.png)": "1"},
-    {"rate_rps": "[click](http://example.invalid)"},
-    {"rate_rps": "1e999"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"rate_rps": "banana"},
+        {"replicas": "-3", "gpu": "maybe"},
+        {"model": "quantum"},
+        {"p99_target_ms": "nan", "![x](http://example.invalid/a.png)": "1"},
+        {"rate_rps": "[click](http://example.invalid)"},
+        {"rate_rps": "1e999"},
+    ],
+)
 def test_junk_query_param_shows_a_notice_not_an_exception(query):
     app = open_app(query)
     assert_no_exception(app)
@@ -151,7 +165,8 @@ def test_scenario_file_round_trip_and_bad_file():
 
     fresh = open_app()
     fresh.file_uploader(key="lab.scenario_upload").set_value(
-        ("lab.json", text.encode(), "application/json")).run()
+        ("lab.json", text.encode(), "application/json")
+    ).run()
     assert_no_exception(fresh)
     assert sidebar_value(fresh, "rate_rps") == 750, "uploading a file did not restore the rate"
     assert fresh.radio(key=widget_key("model")).value == "teaching", "model not restored"
@@ -159,7 +174,8 @@ def test_scenario_file_round_trip_and_bad_file():
     bad = json.loads(text)
     bad["workload"]["rate_rps"] = "fast"
     fresh.file_uploader(key="lab.scenario_upload").set_value(
-        ("bad.json", json.dumps(bad).encode(), "application/json")).run()
+        ("bad.json", json.dumps(bad).encode(), "application/json")
+    ).run()
     assert_no_exception(fresh)
     assert any("rate_rps" in e.value for e in fresh.error), "bad file: no message naming rate_rps"
     assert sidebar_value(fresh, "rate_rps") == 750, "a bad file changed the lab"
@@ -177,7 +193,8 @@ def test_approximate_queueing_p99_gives_way_to_the_simulated_one():
     approximate = replace(exact, accuracy="approximate")
     assert choose_headline(exact, sim) == (exact.p99_ms, False), "an exact p99 was replaced"
     assert choose_headline(approximate, sim) == (sim.p99_ms, True), (
-        "an approximate queueing p99 should give way to the simulated p99")
+        "an approximate queueing p99 should give way to the simulated p99"
+    )
     teaching = evaluate(workload, "teaching")
     assert choose_headline(teaching, sim) == (teaching.p99_ms, False), "teaching p99 replaced"
 
@@ -215,4 +232,5 @@ def test_overload_reads_unstable_infinity_in_both_models(model):
     if model == "teaching":
         seed_p99 = evaluate(Workload(rate_rps=500_000, replicas=2), "teaching").p99_ms
         assert f"{seed_p99:.0f} ms" in banner, (
-            f"the banner should quote the seed's capped p99 ({seed_p99:.0f} ms): {banner!r}")
+            f"the banner should quote the seed's capped p99 ({seed_p99:.0f} ms): {banner!r}"
+        )

@@ -23,8 +23,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 60
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _chromium_path() -> str | None:
@@ -56,9 +62,19 @@ def server_url(tmp_path_factory) -> Iterator[str]:
 
 def _serve(port: int, log, log_path: Path) -> Iterator[str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-         "--server.address=localhost", f"--server.port={port}"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless=true",
+            "--server.address=localhost",
+            f"--server.port={port}",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://localhost:{port}"
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
@@ -71,8 +87,10 @@ def _serve(port: int, log, log_path: Path) -> Iterator[str]:
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the app did not answer {url}/_stcore/health within "
-                            f"{SERVER_START_TIMEOUT_S} s; server log: {log_path}")
+                pytest.fail(
+                    f"the app did not answer {url}/_stcore/health within "
+                    f"{SERVER_START_TIMEOUT_S} s; server log: {log_path}"
+                )
             time.sleep(0.3)
         yield url
     finally:

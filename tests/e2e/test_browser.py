@@ -33,8 +33,7 @@ def _open(page, url: str) -> None:
 
 def _wait_until_idle(page) -> None:
     """Streamlit shows a status widget while a run is in progress; wait for it to go."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
 
 
 # The Lab's only metric labelled p99 is the headline one ("p99" or "p99 (simulated)").

@@ -57,7 +57,11 @@ ALL_ACTIVE = {flow: "active" for flow in FLOWS}
 def test_nine_nodes_in_five_columns_and_nine_flows():
     assert len(NODES) == 9 and len(set(NODE_IDS)) == 9, f"nodes {NODE_IDS}"
     assert [column.label for column in COLUMNS] == [
-        "Clients", "Gateway", "Model servers", "Registry + GPU", "Async"
+        "Clients",
+        "Gateway",
+        "Model servers",
+        "Registry + GPU",
+        "Async",
     ], f"columns {COLUMNS}"
     assert {node.column for node in NODES} == {column.id for column in COLUMNS}, (
         "every column holds a node and every node a known column"
@@ -163,8 +167,9 @@ def test_labels_are_escaped(monkeypatch):
 def test_graphviz_renders_each_cards_diagram(card):
     assessment = evaluate(card.workload(), "teaching")
     dot = to_dot(assessment.node_states, assessment.flow_states, assessment.stage.path)
-    rendered = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True,
-                              timeout=60, check=False)
+    rendered = subprocess.run(
+        ["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60, check=False
+    )
     assert rendered.returncode == 0, f"dot failed for {card.id}: {rendered.stderr}"
     assert rendered.stderr == "", f"dot warned for {card.id}: {rendered.stderr}"
     assert "<svg" in rendered.stdout, "no SVG produced"

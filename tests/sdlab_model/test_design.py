@@ -28,9 +28,7 @@ DECISION_IDS = ("batching", "hardware", "registry", "rollout", "packing", "laten
 # A number a person should never read: NaN, or a bare "inf" where "unstable (∞)" belongs.
 UNREADABLE = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
-
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -93,9 +91,7 @@ def test_shapes_and_states_are_always_within_the_allowed_sets(pair):
         f"a meter status disagrees with its ratio: {design.meters}"
     )
     assert tuple(decision.id for decision in design.decisions) == DECISION_IDS, design.decisions
-    assert all(decision.state in DECISION_STATES for decision in design.decisions), (
-        design.decisions
-    )
+    assert all(decision.state in DECISION_STATES for decision in design.decisions), design.decisions
     assert tuple(design.node_states) == NODE_IDS, f"node keys {tuple(design.node_states)}"
     assert set(design.node_states.values()) <= set(NODE_STATES), design.node_states
     assert tuple(design.flow_states) == FLOWS, f"flow keys {tuple(design.flow_states)}"
@@ -124,9 +120,20 @@ def test_no_nan_and_no_unreadable_numbers_anywhere(pair):
 @SETTINGS
 @given(workloads, st.floats(1.0, 50.0))
 def test_an_unstable_queue_reads_unstable_and_is_flagged(workload, utilization):
-    latency = LatencyResult(None, None, math.inf, workload.model_latency_ms, 0.0, math.inf,
-                            workload.rate_rps / utilization, utilization, False, 1.0,
-                            "approximate", "synthetic")
+    latency = LatencyResult(
+        None,
+        None,
+        math.inf,
+        workload.model_latency_ms,
+        0.0,
+        math.inf,
+        workload.rate_rps / utilization,
+        utilization,
+        False,
+        1.0,
+        "approximate",
+        "synthetic",
+    )
     design = assess(workload, latency)
     meters = {meter.id: meter for meter in design.meters}
     assert "unstable (∞)" in meters["tail_latency"].value_text, meters["tail_latency"]
@@ -144,20 +151,39 @@ def test_an_unstable_queue_reads_unstable_and_is_flagged(workload, utilization):
 def test_the_flags_read_the_latency_result_not_the_teaching_formulas(workload):
     # The same workload under a result that says "busy and late" must be flagged so, whatever the
     # teaching model would have said: the queueing model's own capacity and p99 drive the rules.
-    late = LatencyResult(None, None, workload.p99_target_ms * 2, workload.model_latency_ms, 0.0,
-                         0.0, workload.rate_rps / 0.9, 0.9, True, 1.0, "approximate", "synthetic")
+    late = LatencyResult(
+        None,
+        None,
+        workload.p99_target_ms * 2,
+        workload.model_latency_ms,
+        0.0,
+        0.0,
+        workload.rate_rps / 0.9,
+        0.9,
+        True,
+        1.0,
+        "approximate",
+        "synthetic",
+    )
     design = assess(workload, late)
     assert design.needs.over_capacity and design.needs.tail_missed, design.needs
     assert design.node_states["replicas"] == "overloaded", design.node_states
     assert design.flow_states[("replicas", "metrics")] == "warning", design.flow_states
     assert math.isclose(design.meters[0].ratio, 0.9 / 0.75), design.meters[0]
-    assert math.isclose(design.meters[1].ratio, 2 * workload.p99_target_ms
-                        / max(1.0, workload.p99_target_ms)), design.meters[1]
+    assert math.isclose(
+        design.meters[1].ratio, 2 * workload.p99_target_ms / max(1.0, workload.p99_target_ms)
+    ), design.meters[1]
 
 
 def test_meter_status_lines():
     # ok below 0.9, warning from 0.9 up to and at the limit, danger only past it; inf is danger.
-    cases = {0.0: "ok", 0.85: "ok", 0.9: "warning", 1.0: "warning", 1.0001: "danger",
-             math.inf: "danger"}
+    cases = {
+        0.0: "ok",
+        0.85: "ok",
+        0.9: "warning",
+        1.0: "warning",
+        1.0001: "danger",
+        math.inf: "danger",
+    }
     for ratio, status in cases.items():
         assert meter_status(ratio) == status, f"ratio {ratio}: {meter_status(ratio)}"

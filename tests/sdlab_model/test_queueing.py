@@ -51,8 +51,11 @@ def test_md1_p99_is_exact_golden():
 
 def _cpu(servers: int, rho: float, latency_ms: float = 20.0, batching: bool = False, **kw):
     base = Workload(
-        model_latency_ms=latency_ms, replicas=servers, cpu_workers_per_replica=1,
-        dynamic_batching=batching, **kw,
+        model_latency_ms=latency_ms,
+        replicas=servers,
+        cpu_workers_per_replica=1,
+        dynamic_batching=batching,
+        **kw,
     )
     return base.with_changes(rate_rps=rho * base.capacity_rps)
 
@@ -131,8 +134,9 @@ def test_percentiles_ordered_finite_and_above_compute(workload):
     latency=st.floats(1, 100),
 )
 def test_unbatched_p99_monotone_in_rate_and_replicas(rate, factor, replicas, latency):
-    base = Workload(rate_rps=rate, model_latency_ms=latency, replicas=replicas,
-                    dynamic_batching=False)
+    base = Workload(
+        rate_rps=rate, model_latency_ms=latency, replicas=replicas, dynamic_batching=False
+    )
     faster = base.with_changes(rate_rps=min(500_000.0, rate * factor))
     more = base.with_changes(replicas=replicas + 1)
     p, p_fast, p_more = (queueing.latency(w).p99_ms for w in (base, faster, more))
@@ -143,8 +147,15 @@ def test_unbatched_p99_monotone_in_rate_and_replicas(rate, factor, replicas, lat
 def test_server_limited_batching_below_capacity_stays_finite():
     # Found by Hypothesis: window 0, so busy servers alone set the batch size, which makes the
     # batch servers' utilization exactly 1; the queue must use the full-batch load instead.
-    workload = Workload(rate_rps=34_973.0, model_latency_ms=1.0, batch_window_ms=0.0, replicas=1,
-                        dynamic_batching=True, gpu=True, max_batch_size=3)
+    workload = Workload(
+        rate_rps=34_973.0,
+        model_latency_ms=1.0,
+        batch_window_ms=0.0,
+        replicas=1,
+        dynamic_batching=True,
+        gpu=True,
+        max_batch_size=3,
+    )
     result = queueing.latency(workload)
     assert result.is_stable, "0.39 of capacity is stable"
     # Simulated p99 0.206 ms (sdlab_model.simulator, seed 1, 300k requests; 2026-11-29).
@@ -157,8 +168,15 @@ def test_flat_cost_batches_keep_validated_a_little_longer():
     # sizes barely move the latency. 16 GPU instances, window 1 ms, rho 0.6 has b_sat/b_w = 0.43:
     # validated (simulated p99 5.43 ms, model 5.45 ms; seed 2, 300k requests, 2026-11-29), while
     # the CPU limit (0.3) would flag it.
-    base = Workload(model_latency_ms=20, replicas=16, gpu_instances_per_replica=1, gpu=True,
-                    dynamic_batching=True, batch_window_ms=1.0, max_batch_size=32)
+    base = Workload(
+        model_latency_ms=20,
+        replicas=16,
+        gpu_instances_per_replica=1,
+        gpu=True,
+        dynamic_batching=True,
+        batch_window_ms=1.0,
+        max_batch_size=32,
+    )
     result = queueing.latency(base.with_changes(rate_rps=0.6 * base.capacity_rps))
     assert result.accuracy == "validated", f"flat-cost batches at saturation 0.43: {result}"
     assert result.p99_ms == pytest.approx(5.43, rel=0.05), "GPU server-limited p99 vs simulation"

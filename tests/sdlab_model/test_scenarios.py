@@ -18,8 +18,16 @@ SPEC_TABLE = (
     (4, "registry-canary", "Registry + canary", 60_000, 50, 12, 13, 8, 100, True, True),
     (5, "multi-model-scale", "Multi-model at scale", 300_000, 40, 8, 70, 120, 70, True, True),
 )
-CARD_FIELDS = ("rate_rps", "model_latency_ms", "batch_window_ms", "replicas", "models_hosted",
-               "p99_target_ms", "dynamic_batching", "gpu")
+CARD_FIELDS = (
+    "rate_rps",
+    "model_latency_ms",
+    "batch_window_ms",
+    "replicas",
+    "models_hosted",
+    "p99_target_ms",
+    "dynamic_batching",
+    "gpu",
+)
 
 
 @pytest.mark.parametrize("row", SPEC_TABLE, ids=lambda row: row[1])
@@ -42,8 +50,8 @@ def test_card_workload_sets_its_values_and_leaves_the_rest_default(card):
     workload = card.workload()
     default = Workload()
     for field in dataclasses.fields(Workload):
-        expected = getattr(card, field.name) if field.name in CARD_FIELDS else getattr(
-            default, field.name
+        expected = (
+            getattr(card, field.name) if field.name in CARD_FIELDS else getattr(default, field.name)
         )
         assert getattr(workload, field.name) == expected, (
             f"{card.id}: {field.name} = {getattr(workload, field.name)!r}, expected {expected!r}"
@@ -70,8 +78,13 @@ def test_walkthrough_visits_the_cards_in_order():
 def test_walkthrough_quotes_the_cards_numbers():
     # Each question names the numbers of its card; step 5 uses the card's 70 ms, not the
     # page question's 50 ms.
-    expected = {1: ("50", "15 ms"), 2: ("3,000",), 3: ("60 ms", "25,000"), 4: ("eight",),
-                5: ("120", "300,000", "70 ms")}
+    expected = {
+        1: ("50", "15 ms"),
+        2: ("3,000",),
+        3: ("60 ms", "25,000"),
+        4: ("eight",),
+        5: ("120", "300,000", "70 ms"),
+    }
     for step in WALKTHROUGH:
         text = f"{step.question} {step.answer}"
         for fragment in expected[step.step]:

@@ -16,12 +16,27 @@ from sdlab_model.design import Design, assess
 from sdlab_model.scenarios import SCENARIO_BY_ID
 
 # Shorthands for the expected state tables (node and flow order as in the spec).
-NODE_ORDER = ("client", "gateway", "traffic_split", "batcher", "replicas", "registry", "gpu_pool",
-              "metrics", "shadow")
+NODE_ORDER = (
+    "client",
+    "gateway",
+    "traffic_split",
+    "batcher",
+    "replicas",
+    "registry",
+    "gpu_pool",
+    "metrics",
+    "shadow",
+)
 FLOW_ORDER = (
-    ("client", "gateway"), ("gateway", "traffic_split"), ("gateway", "batcher"),
-    ("gateway", "replicas"), ("batcher", "replicas"), ("replicas", "gpu_pool"),
-    ("replicas", "registry"), ("traffic_split", "shadow"), ("replicas", "metrics"),
+    ("client", "gateway"),
+    ("gateway", "traffic_split"),
+    ("gateway", "batcher"),
+    ("gateway", "replicas"),
+    ("batcher", "replicas"),
+    ("replicas", "gpu_pool"),
+    ("replicas", "registry"),
+    ("traffic_split", "shadow"),
+    ("replicas", "metrics"),
 )
 METER_ORDER = ("capacity", "tail_latency", "gpu_efficiency", "fleet_size", "multi_model")
 DECISION_ORDER = ("batching", "hardware", "registry", "rollout", "packing", "latency_tradeoff")
@@ -38,15 +53,37 @@ CARDS = {
         "capacity_rps": 1_000.0,
         "utilization": 0.05,
         "p99_ms": 15.7894737,
-        "nodes": ("ok", "ok", "inactive", "inactive", "ok", "inactive", "inactive", "ok",
-                  "inactive"),
-        "flows": ("active", "inactive", "inactive", "active", "inactive", "inactive", "inactive",
-                  "inactive", "active"),
+        "nodes": (
+            "ok",
+            "ok",
+            "inactive",
+            "inactive",
+            "ok",
+            "inactive",
+            "inactive",
+            "ok",
+            "inactive",
+        ),
+        "flows": (
+            "active",
+            "inactive",
+            "inactive",
+            "active",
+            "inactive",
+            "inactive",
+            "inactive",
+            "inactive",
+            "active",
+        ),
         "meters": (0.0666667, 0.0789474, 0.3, 0.01, 0.25),
         "meter_statuses": ("ok", "ok", "ok", "ok", "ok"),
         "decisions": ("not-yet", "not-yet", "not-yet", "not-yet", "not-yet", "useful"),
-        "reasons": (("capacity", "ok"), ("tail_latency", "ok"), ("fleet", "ok"),
-                    ("headroom", "ok")),
+        "reasons": (
+            ("capacity", "ok"),
+            ("tail_latency", "ok"),
+            ("fleet", "ok"),
+            ("headroom", "ok"),
+        ),
     },
     # 3000 req/s, L=20, W=10, R=4, M=1, T=150, batching, CPU.
     # multiplier min(6, 1+10*20/200) = 2; per replica 750*2 = 1500; capacity 6000; u = 0.5;
@@ -59,13 +96,27 @@ CARDS = {
         "utilization": 0.5,
         "p99_ms": 40.0,
         "nodes": ("ok", "ok", "inactive", "ok", "ok", "inactive", "inactive", "ok", "inactive"),
-        "flows": ("active", "inactive", "active", "inactive", "active", "inactive", "inactive",
-                  "inactive", "active"),
+        "flows": (
+            "active",
+            "inactive",
+            "active",
+            "inactive",
+            "active",
+            "inactive",
+            "inactive",
+            "inactive",
+            "active",
+        ),
         "meters": (0.6666667, 0.2666667, 0.3, 0.04, 0.0625),
         "meter_statuses": ("ok", "ok", "ok", "ok", "ok"),
         "decisions": ("needed", "not-yet", "not-yet", "not-yet", "not-yet", "useful"),
-        "reasons": (("capacity", "ok"), ("tail_latency", "ok"), ("batching", "ok"),
-                    ("fleet", "ok"), ("headroom", "ok")),
+        "reasons": (
+            ("capacity", "ok"),
+            ("tail_latency", "ok"),
+            ("batching", "ok"),
+            ("fleet", "ok"),
+            ("headroom", "ok"),
+        ),
     },
     # 25000 req/s, L=60, W=15, R=5, M=1, T=130, batching, GPU.
     # multiplier min(6, 1+15*60/200) = 5.5; per replica 250*8*5.5 = 11000; capacity 55000;
@@ -79,13 +130,28 @@ CARDS = {
         "utilization": 0.4545455,
         "p99_ms": 97.3606798,
         "nodes": ("ok", "ok", "inactive", "ok", "ok", "inactive", "ok", "ok", "inactive"),
-        "flows": ("active", "inactive", "active", "inactive", "active", "active", "inactive",
-                  "inactive", "active"),
+        "flows": (
+            "active",
+            "inactive",
+            "active",
+            "inactive",
+            "active",
+            "active",
+            "inactive",
+            "inactive",
+            "active",
+        ),
         "meters": (0.6060606, 0.7489283, 0.85, 0.05, 0.05),
         "meter_statuses": ("ok", "ok", "ok", "ok", "ok"),
         "decisions": ("needed", "needed", "not-yet", "not-yet", "not-yet", "useful"),
-        "reasons": (("capacity", "ok"), ("tail_latency", "ok"), ("batching", "ok"),
-                    ("hardware", "ok"), ("fleet", "warning"), ("headroom", "ok")),
+        "reasons": (
+            ("capacity", "ok"),
+            ("tail_latency", "ok"),
+            ("batching", "ok"),
+            ("hardware", "ok"),
+            ("fleet", "warning"),
+            ("headroom", "ok"),
+        ),
     },
     # 60000 req/s, L=50, W=12, R=13, M=8, T=100, batching, GPU.
     # multiplier min(6, 1+12*50/200) = 4; per replica 300*8*4 = 9600; capacity 124800;
@@ -99,14 +165,29 @@ CARDS = {
         "utilization": 0.4807692,
         "p99_ms": 74.840282,
         "nodes": ("ok", "ok", "needed", "ok", "ok", "needed", "ok", "ok", "needed"),
-        "flows": ("active", "active", "active", "inactive", "active", "active", "active",
-                  "active", "active"),
+        "flows": (
+            "active",
+            "active",
+            "active",
+            "inactive",
+            "active",
+            "active",
+            "active",
+            "active",
+            "active",
+        ),
         "meters": (0.6410256, 0.7484028, 0.85, 0.13, 0.1538462),
         "meter_statuses": ("ok", "ok", "ok", "ok", "ok"),
         "decisions": ("needed", "needed", "needed", "needed", "useful", "useful"),
-        "reasons": (("capacity", "ok"), ("tail_latency", "ok"), ("batching", "ok"),
-                    ("hardware", "ok"), ("rollout", "ok"), ("fleet", "warning"),
-                    ("headroom", "ok")),
+        "reasons": (
+            ("capacity", "ok"),
+            ("tail_latency", "ok"),
+            ("batching", "ok"),
+            ("hardware", "ok"),
+            ("rollout", "ok"),
+            ("fleet", "warning"),
+            ("headroom", "ok"),
+        ),
     },
     # 300000 req/s, L=40, W=8, R=70, M=120, T=70, batching, GPU.
     # multiplier min(6, 1+8*40/200) = 2.6; per replica 375*8*2.6 = 7800; capacity 546000;
@@ -120,14 +201,29 @@ CARDS = {
         "utilization": 0.5494505,
         "p99_ms": 53.830383,
         "nodes": ("ok", "ok", "needed", "ok", "ok", "needed", "ok", "ok", "needed"),
-        "flows": ("active", "active", "active", "inactive", "active", "active", "active",
-                  "active", "active"),
+        "flows": (
+            "active",
+            "active",
+            "active",
+            "inactive",
+            "active",
+            "active",
+            "active",
+            "active",
+            "active",
+        ),
         "meters": (0.7326007, 0.7690055, 0.85, 0.7, 2.0),
         "meter_statuses": ("ok", "ok", "ok", "ok", "danger"),
         "decisions": ("needed", "needed", "needed", "needed", "needed", "useful"),
-        "reasons": (("capacity", "ok"), ("tail_latency", "ok"), ("batching", "ok"),
-                    ("hardware", "ok"), ("rollout", "ok"), ("packing", "warning"),
-                    ("fleet", "warning")),
+        "reasons": (
+            ("capacity", "ok"),
+            ("tail_latency", "ok"),
+            ("batching", "ok"),
+            ("hardware", "ok"),
+            ("rollout", "ok"),
+            ("packing", "warning"),
+            ("fleet", "warning"),
+        ),
     },
 }
 
@@ -240,8 +336,9 @@ def test_window_zero_with_gpu_wastes_the_accelerator():
 def test_target_60_is_tight(target_ms, tight):
     # 1500 req/s on CPU without batching: needs batching only when the tail is not tight
     # (1500 > 1000 but not > 2000).
-    design = teaching_design(Workload(rate_rps=1_500, replicas=4, dynamic_batching=False,
-                                      p99_target_ms=target_ms))
+    design = teaching_design(
+        Workload(rate_rps=1_500, replicas=4, dynamic_batching=False, p99_target_ms=target_ms)
+    )
     assert design.needs.tight_tail is tight, f"T={target_ms}: tight_tail {design.needs.tight_tail}"
     assert design.needs.needs_batching is not tight, (
         f"T={target_ms}: needs_batching {design.needs.needs_batching}"
@@ -261,14 +358,23 @@ def test_target_60_is_tight(target_ms, tight):
 @pytest.mark.parametrize(
     ("rate_rps", "target_ms", "needed"),
     [
-        (1_000, 100, False), (1_000.5, 100, True),  # over 1000 with a loose target
-        (2_000, 60, False), (2_000.5, 60, True),  # over 2000 whatever the target
+        (1_000, 100, False),
+        (1_000.5, 100, True),  # over 1000 with a loose target
+        (2_000, 60, False),
+        (2_000.5, 60, True),  # over 2000 whatever the target
     ],
 )
 def test_batching_rate_thresholds(rate_rps, target_ms, needed):
     # L=5 keeps these rates well inside capacity: 3000 req/s per replica x 4.
-    design = teaching_design(Workload(rate_rps=rate_rps, model_latency_ms=5, replicas=4,
-                                      dynamic_batching=False, p99_target_ms=target_ms))
+    design = teaching_design(
+        Workload(
+            rate_rps=rate_rps,
+            model_latency_ms=5,
+            replicas=4,
+            dynamic_batching=False,
+            p99_target_ms=target_ms,
+        )
+    )
     assert design.needs.needs_batching is needed, (
         f"{rate_rps} req/s, T={target_ms}: needs_batching {design.needs.needs_batching}"
     )
@@ -294,8 +400,9 @@ def test_batching_rate_thresholds(rate_rps, target_ms, needed):
 def test_gpu_and_autoscale_rate_threshold(rate_rps, latency_ms, gpu_needed, hardware):
     # R=5 (more would ask for autoscaling by itself) with a 100 ms window keeps these loads under
     # capacity: 1000*15/40 * min(6, 1+100*40/200) * 5 = 375*6*5 = 11250 req/s.
-    design = teaching_design(Workload(rate_rps=rate_rps, model_latency_ms=latency_ms,
-                                      batch_window_ms=100, replicas=5))
+    design = teaching_design(
+        Workload(rate_rps=rate_rps, model_latency_ms=latency_ms, batch_window_ms=100, replicas=5)
+    )
     assert design.needs.needs_gpu is gpu_needed, (
         f"{rate_rps} req/s, L={latency_ms}: needs_gpu {design.needs.needs_gpu}"
     )
@@ -326,12 +433,15 @@ def test_more_than_five_replicas_ask_for_autoscaling(replicas, autoscale):
         (21, 42, True, True, True, "needed", "needed"),  # over 20 models: packing regardless
     ],
 )
-def test_model_count_thresholds(models, replicas, registry, canary, packing, rollout_state,
-                                packing_state):
+def test_model_count_thresholds(
+    models, replicas, registry, canary, packing, rollout_state, packing_state
+):
     design = teaching_design(Workload(models_hosted=models, replicas=replicas))
     needs = design.needs
     assert (needs.needs_registry, needs.needs_canary, needs.needs_packing) == (
-        registry, canary, packing
+        registry,
+        canary,
+        packing,
     ), f"M={models}, R={replicas}: {needs}"
     assert design.node_states["registry"] == ("needed" if registry else "inactive"), (
         f"M={models}: registry node {design.node_states['registry']}"
@@ -363,8 +473,13 @@ def test_model_count_thresholds(models, replicas, registry, canary, packing, rol
 )
 def test_utilization_thresholds(rate_rps, replicas_state, capacity_status, meter_status):
     # One CPU replica of a 15 ms model, no batching: capacity 1000 req/s, so u = rate/1000.
-    workload = Workload(rate_rps=rate_rps, model_latency_ms=15, replicas=1,
-                        dynamic_batching=False, p99_target_ms=1_000)
+    workload = Workload(
+        rate_rps=rate_rps,
+        model_latency_ms=15,
+        replicas=1,
+        dynamic_batching=False,
+        p99_target_ms=1_000,
+    )
     design = teaching_design(workload)
     assert design.node_states["replicas"] == replicas_state, (
         f"u={rate_rps / 1000}: replicas {design.node_states['replicas']}"

@@ -16,7 +16,6 @@ _TRUE_WORDS = {"1", "true", "on", "yes", "y", "t"}
 _FALSE_WORDS = {"0", "false", "off", "no", "n", "f"}
 
 
-
 # Anything a person can type into a URL, and what a caller might pass by mistake.
 JUNK_TEXT = st.sampled_from(
     [
