@@ -88,7 +88,6 @@ class LabView:
     sim: SimSummary
     architecture_dot: str
     breakdown: go.Figure
-    distribution: go.Figure | None
 
 
 _LAST_VIEW_KEY = "sdlab.last_lab_view"
@@ -124,17 +123,24 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
         for r in ((result, teaching) if model == "queueing" else (result, queueing))
     )
     breakdown = figures.PreparedFigure(figures.latency_breakdown(rows, workload.p99_target_ms))
-    distribution = None
-    if sim.is_stable:
-        distribution = figures.PreparedFigure(
-            figures.latency_distribution(
-                sim.cdf_latency_ms,
-                sim.cdf_share,
-                workload.p99_target_ms,
-                {"queueing": queueing.p99_ms, "teaching": teaching.p99_ms},
-            )
+    return LabView(result, queueing, teaching, sim, dot, breakdown)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def distribution_figure(workload: Workload) -> go.Figure | None:
+    """The simulated latency CDF with both models' p99 and the target; None if unstable.
+
+    Built only when its panel is open: the figure costs more to build than the rest of the page.
+    """
+    sim = simulation(workload)
+    if not sim.is_stable:
+        return None
+    p99s = {model: assessment(workload, model).p99_ms for model in ("queueing", "teaching")}
+    return figures.PreparedFigure(
+        figures.latency_distribution(
+            sim.cdf_latency_ms, sim.cdf_share, workload.p99_target_ms, p99s
         )
-    return LabView(result, queueing, teaching, sim, dot, breakdown, distribution)
+    )
 
 
 VERIFY_RATE_CELLS = 32

@@ -196,15 +196,17 @@ def accuracy(view: cache.LabView) -> None:
         "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
         + "\n".join(rows)
     )
-    if view.distribution is not None:
-        # Drawn only while open: a chart redrawn on every slider move costs the browser ~100 ms
-        # of CPU, for a curve most visitors look at once.
+    if sim.is_stable:
+        # Drawn (and built) only while open: a chart redrawn on every slider move costs the
+        # browser ~100 ms of CPU and the server ~9 ms, for a curve most visitors look at once.
         panel = st.expander(
             "Simulated latency distribution (CDF)", key="lab.distribution_open", on_change="rerun"
         )
         if panel.open:
             with panel:
-                st.plotly_chart(view.distribution, key="lab.distribution")
+                figure = cache.distribution_figure(view.result.workload)
+                if figure is not None:
+                    st.plotly_chart(figure, key="lab.distribution")
 
 
 def _cell(text: str) -> str:
