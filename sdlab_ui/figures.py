@@ -197,21 +197,7 @@ def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
             hovertemplate="rate %{x:,.0f} req/s<br>needs %{y} replicas<extra></extra>",
         )
     )
-    figure.add_trace(
-        go.Scatter(
-            x=[grid.workload.rate_rps],
-            y=[grid.workload.replicas],
-            mode="markers",
-            marker={
-                "symbol": "star",
-                "size": 16,
-                "color": "white",
-                "line": {"color": "black", "width": 1.5},
-            },
-            name="current settings",
-            hovertemplate="current settings<extra></extra>",
-        )
-    )
+    figure.add_trace(_current_point(grid, size=16, outline=1.5, name="current settings"))
     figure.add_trace(
         go.Scatter(
             x=[None],
@@ -259,23 +245,7 @@ def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figur
         row, col = divmod(index, 2)
         for trace in _heatmap_traces(grid, low, high, show_scale=index == 0):
             figure.add_trace(trace, row=row + 1, col=col + 1)
-        figure.add_trace(
-            go.Scatter(
-                x=[grid.workload.rate_rps],
-                y=[grid.workload.replicas],
-                mode="markers",
-                marker={
-                    "symbol": "star",
-                    "size": 12,
-                    "color": "white",
-                    "line": {"color": "black", "width": 1},
-                },
-                showlegend=False,
-                hovertemplate="current settings<extra></extra>",
-            ),
-            row=row + 1,
-            col=col + 1,
-        )
+        figure.add_trace(_current_point(grid, size=12, outline=1), row=row + 1, col=col + 1)
     figure.update_xaxes(type="log")
     figure.update_yaxes(type="log")
     figure.update_xaxes(title_text="request rate (req/s)", row=2)
@@ -422,3 +392,23 @@ def error_map(grid: P99Grid, simulated_p99_ms: np.ndarray) -> go.Figure:
         height=520, font=_FONT, template=_TEMPLATE, margin={"l": 10, "r": 10, "t": 10, "b": 10}
     )
     return figure
+
+
+def _current_point(
+    grid: P99Grid, *, size: float, outline: float, name: str | None = None
+) -> go.Scatter:
+    """The star marking the sidebar's rate and replicas on a heatmap (in the legend if named)."""
+    return go.Scatter(
+        x=[grid.workload.rate_rps],
+        y=[grid.workload.replicas],
+        mode="markers",
+        marker={
+            "symbol": "star",
+            "size": size,
+            "color": "white",
+            "line": {"color": "black", "width": outline},
+        },
+        name=name,
+        showlegend=name is not None,
+        hovertemplate="current settings<extra></extra>",
+    )
