@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from tree import leaves
 
 from sdlab_model import evaluate, p99_grid
 from sdlab_model.params import MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_BY_NAME
@@ -54,38 +55,17 @@ def _workloads(settings: list[dict[str, float]], toggles: tuple[bool, ...]) -> I
 
 
 def _numbers(value, path: str) -> Iterator[tuple[str, float]]:
-    """Every float reachable from ``value`` (dataclasses, tuples, lists, dicts), with its path."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        yield path, float(value)
-    elif dataclasses.is_dataclass(value):
-        for field in dataclasses.fields(value):
-            yield from _numbers(getattr(value, field.name), f"{path}.{field.name}")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _numbers(item, f"{path}[{key!r}]")
-    elif isinstance(value, (tuple, list)):
-        for index, item in enumerate(value):
-            yield from _numbers(item, f"{path}[{index}]")
-    elif isinstance(value, np.ndarray):
-        for index, item in enumerate(value.ravel()):
-            yield path + f"[{index}]", float(item)
+    """Every number reachable from ``value`` (bools excluded), with its path."""
+    for where, leaf in leaves(value, path):
+        if isinstance(leaf, (int, float, np.integer, np.floating)) and not isinstance(leaf, bool):
+            yield where, float(leaf)
 
 
 def _texts(value, path: str) -> Iterator[tuple[str, str]]:
     """Every string reachable from ``value``, with its path."""
-    if isinstance(value, str):
-        yield path, value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            yield from _texts(getattr(value, field.name), f"{path}.{field.name}")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(item, f"{path}[{key!r}]")
-    elif isinstance(value, (tuple, list)):
-        for index, item in enumerate(value):
-            yield from _texts(item, f"{path}[{index}]")
+    for where, leaf in leaves(value, path):
+        if isinstance(leaf, str):
+            yield where, leaf
 
 
 def _problems(workload: Workload, model: str) -> list[str]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import WORKLOADS as workloads
+from tree import leaves
 
 from sdlab_model import Workload, teaching
 from sdlab_model.architecture import FLOW_STATES, FLOWS, NODE_IDS, NODE_STATES
@@ -61,21 +61,6 @@ def workload_and_latency(draw) -> tuple[Workload, LatencyResult]:
     return workload, draw(any_latency(workload))
 
 
-def _walk(value, where="design"):
-    """Every (path, leaf) inside a design: dataclasses, dicts, tuples, down to str/float/int."""
-    if dataclasses.is_dataclass(value):
-        for field in dataclasses.fields(value):
-            yield from _walk(getattr(value, field.name), f"{where}.{field.name}")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _walk(item, f"{where}[{key!r}]")
-    elif isinstance(value, (tuple, list)):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{where}[{index}]")
-    else:
-        yield where, value
-
-
 @SETTINGS
 @given(workload_and_latency())
 def test_shapes_and_states_are_always_within_the_allowed_sets(pair):
@@ -105,7 +90,7 @@ def test_shapes_and_states_are_always_within_the_allowed_sets(pair):
 @given(workload_and_latency())
 def test_no_nan_and_no_unreadable_numbers_anywhere(pair):
     workload, latency = pair
-    for where, leaf in _walk(assess(workload, latency)):
+    for where, leaf in leaves(assess(workload, latency), "design"):
         if isinstance(leaf, float):
             assert not math.isnan(leaf), f"{where} is NaN for {workload} / {latency}"
             if math.isinf(leaf):
