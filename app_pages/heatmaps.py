@@ -4,7 +4,7 @@ import functools
 
 import streamlit as st
 
-from sdlab_ui import cache, grids, panels, state
+from sdlab_ui import cache, figures, grids, panels, state
 
 lab = state.current()
 workload = lab.workload
@@ -13,7 +13,9 @@ st.caption(
     "Every input but request rate and replicas is held at the sidebar's value. Colour is p99 on "
     "a log scale; the red line is the p99 target; grey cells are unstable (arrivals at or above "
     "capacity, p99 = ∞); the dotted line is the fewest replicas that meet the target; the star "
-    "is the current setting."
+    "is the current setting. Hovering a cell gives its p99, utilization and recommended stage: "
+    + "; ".join(figures.STAGE_LABELS.values())
+    + "."
 )
 
 st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")

@@ -307,12 +307,14 @@ class BrowserVisitor:
         started = time.perf_counter()
         if step.kind == "slider":
             slider = page.get_by_role("slider", name=re.compile("^" + re.escape(step.target)))
-            await slider.focus()
-            await slider.press(step.detail)
+            await slider.focus(timeout=self.wait_ms)
+            await slider.press(step.detail, timeout=self.wait_ms)
         elif step.kind == "card":
-            await page.locator(f".st-key-lab-card-{step.target} button").click()
+            card = page.locator(f".st-key-lab-card-{step.target} button")
+            await card.click(timeout=self.wait_ms)
         else:
-            await page.locator('[data-testid="stSidebarNav"] a', has_text=step.target).click()
+            link = page.locator('[data-testid="stSidebarNav"] a', has_text=step.target)
+            await link.click(timeout=self.wait_ms)
         await page.wait_for_function(
             _SHOWN_JS, arg=[before, title], timeout=self.wait_ms, polling=20
         )

@@ -23,11 +23,14 @@ def _compile(function):
     cache or ``NUMBA_CACHE_DIR``) and raises ``RuntimeError`` when none can be written, e.g. a
     read-only install with a read-only home. The code is the same either way; only the compile
     on first use in a fresh process is not saved.
+
+    ``nogil``: the kernel touches only numpy arrays, so it runs without holding the GIL and a
+    served app's other sessions keep running on the other cores while one simulates.
     """
     try:
-        return njit(cache=True)(function)
+        return njit(cache=True, nogil=True)(function)
     except RuntimeError:
-        return njit(cache=False)(function)
+        return njit(cache=False, nogil=True)(function)
 
 
 def _replace_min(heap: np.ndarray, value: float) -> None:

@@ -47,3 +47,27 @@ def test_grid_csv_has_every_cell_and_marks_unstable_ones():
     assert len(unstable) == int(grid.unstable.sum()), "unstable cells are not written as inf"
     assert unstable, "the full rate range should include unstable cells at 1 replica"
     assert {r["stage"] for r in rows} <= {"1", "2", "3", "4", "5"}, "stage outside 1-5"
+
+
+def test_heatmap_hover_data_are_the_grid_in_numbers():
+    """Hover carries each cell's p99, utilization and stage as float32 numbers (a compact binary
+    array on the wire), not a label per cell, and they are the grid's own values."""
+    import numpy as np
+
+    from sdlab_model import Workload
+    from sdlab_ui import figures, grids
+
+    grid = grids.compute_grid(
+        Workload(rate_rps=20_000), "queueing", rate_cells=24, replica_cells=16
+    )
+    colour, unstable_layer, _ = figures.p99_heatmap(grid).data[:3]
+    hover = np.asarray(colour.customdata)
+    stable = np.isfinite(grid.p99_ms)
+    assert hover.dtype == np.float32, f"hover data should be float32, is {hover.dtype}"
+    assert stable.any() and (~stable).any(), "the case should hold stable and unstable cells"
+    np.testing.assert_allclose(hover[..., 0][stable], grid.p99_ms[stable], rtol=1e-6)
+    assert np.isnan(hover[..., 0][~stable]).all(), "unstable cells must not show a finite p99"
+    np.testing.assert_allclose(hover[..., 1], grid.utilization, rtol=1e-6)
+    assert (hover[..., 2] == grid.stage_numbers).all(), "the stage channel is not the grid's stage"
+    grey = np.asarray(unstable_layer.z)
+    assert (np.isfinite(grey) == ~stable).all(), "the grey layer should cover exactly the unstable"

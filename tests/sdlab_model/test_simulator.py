@@ -359,7 +359,8 @@ def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
 
     calls = []
 
-    def fake_njit(*, cache):
+    def fake_njit(*, cache, nogil):
+        assert nogil, "the kernel should release the GIL while it runs"
         calls.append(cache)
         if cache:
             raise RuntimeError("cannot cache function: no locator available")
