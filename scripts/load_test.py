@@ -19,7 +19,9 @@ Two kinds of visitor:
   ``playwright install``), driving the page as a person would. A slider move or card click
   counts as shown when the URL carries the new state and the headline p99 has been redrawn by
   that run (its element is no longer marked stale); a page switch when the new page's title is
-  drawn by the new run. "Settled": the run is over and nothing on the page is stale;
+  drawn by the new run. "Settled": the run is over and nothing on the page is stale. Both are
+  timed in the page, from the input event's own timestamp (finding the element to press, which
+  Playwright does through the accessibility tree, is not the visitor's wait);
 - a protocol visitor: Streamlit's own websocket protocol spoken from Python (the BackMsg a
   browser sends for the same widget change; ForwardMsgs read back), no rendering. Shown: the
   delta carrying the new headline p99 (or the page title) has arrived; settled: the run's
@@ -90,17 +92,28 @@ TARGET_RSS_MB = 300.0
 # Resolves once the interaction's updated value is on screen: the headline p99 (Lab) or the new
 # page's title, redrawn by the run the interaction started (see the module docstring).
 _SHOWN_JS = """([before, title]) => {
+    const shown = () => { window.__sdlabShownAt ??= performance.now(); return true; };
     const fresh = (element) => element !== null
         && element.closest('[data-stale="true"]') === null;
     if (title !== null) {
         const heading = document.querySelector('h1');
-        return heading !== null && heading.textContent.includes(title) && fresh(heading);
+        return heading !== null && heading.textContent.includes(title) && fresh(heading) && shown();
     }
     if (location.href === before) return false;
     const p99 = [...document.querySelectorAll('[data-testid="stMetric"]')].find(
         (metric) => metric.textContent.startsWith('p99'));
-    return p99 !== undefined && fresh(p99);
+    return p99 !== undefined && fresh(p99) && shown();
 }"""
+
+# Installed in every page: the time of the visitor's last key press or pointer press, from the
+# event's own timestamp (when the browser took the input, not when a busy page got to it).
+_INPUT_CLOCK_JS = """
+for (const type of ['keydown', 'pointerdown']) {
+    addEventListener(type, (event) => { window.__sdlabInputAt = event.timeStamp; }, true);
+}
+"""
+_RESET_CLOCK_JS = "() => { window.__sdlabInputAt = undefined; window.__sdlabShownAt = undefined; }"
+_CLOCK_JS = "() => [window.__sdlabInputAt, window.__sdlabShownAt, performance.now()]"
 
 # Resolves once the whole run is over and nothing on the page is stale.
 _SETTLED_JS = """([before, title]) => {
@@ -289,6 +302,7 @@ class BrowserVisitor:
 
     async def load(self) -> None:
         self.context = await self.browser.new_context(viewport={"width": 1400, "height": 1000})
+        await self.context.add_init_script(_INPUT_CLOCK_JS)
         self.page = await self.context.new_page()
         self._watch(self.page)
         await self.page.goto(self.base_url, timeout=self.wait_ms)
@@ -300,31 +314,39 @@ class BrowserVisitor:
         )
 
     async def interact(self, step: Interaction) -> tuple[float, float]:
-        """Do ``step``; (ms until its result is shown, ms until the page has settled)."""
+        """Do ``step``; (ms until its result is shown, ms until the page has settled).
+
+        Timed in the page, from the input event's timestamp to the first check that saw the
+        result (checks run every 20 ms): what the visitor waits for. Finding the element first,
+        which Playwright does by the accessibility tree and a person does by eye, is not timed.
+        """
         page = self.page
         before = page.url
         title = step.detail if step.kind == "page" else None
-        started = time.perf_counter()
         if step.kind == "slider":
-            slider = page.get_by_role("slider", name=re.compile("^" + re.escape(step.target)))
-            await slider.focus(timeout=self.wait_ms)
-            await slider.press(step.detail, timeout=self.wait_ms)
+            target = page.get_by_role("slider", name=re.compile("^" + re.escape(step.target)))
+            await target.focus(timeout=self.wait_ms)
         elif step.kind == "card":
-            card = page.locator(f".st-key-lab-card-{step.target} button")
-            await card.click(timeout=self.wait_ms)
+            target = page.locator(f".st-key-lab-card-{step.target} button")
         else:
-            link = page.locator('[data-testid="stSidebarNav"] a', has_text=step.target)
-            await link.click(timeout=self.wait_ms)
+            target = page.locator('[data-testid="stSidebarNav"] a', has_text=step.target)
+        await target.scroll_into_view_if_needed(timeout=self.wait_ms)
+        await page.evaluate(_RESET_CLOCK_JS)
+        if step.kind == "slider":
+            await target.press(step.detail, timeout=self.wait_ms)
+        else:
+            await target.click(timeout=self.wait_ms)
         await page.wait_for_function(
             _SHOWN_JS, arg=[before, title], timeout=self.wait_ms, polling=20
         )
-        shown_ms = (time.perf_counter() - started) * 1000
         await page.wait_for_function(
-            _SETTLED_JS, arg=[before, title], timeout=self.wait_ms, polling=50
+            _SETTLED_JS, arg=[before, title], timeout=self.wait_ms, polling=20
         )
-        settled_ms = (time.perf_counter() - started) * 1000
+        input_at, shown_at, settled_at = await page.evaluate(_CLOCK_JS)
+        if input_at is None or shown_at is None:
+            raise VisitError(f"browser {self.session}: {step} left no input or result time")
         self.tally.exception_elements += await page.locator('[data-testid="stException"]').count()
-        return shown_ms, settled_ms
+        return shown_at - input_at, settled_at - input_at
 
     async def close(self) -> None:
         if self.context is not None:
@@ -347,8 +369,8 @@ class BrowserVisitor:
         page.on("request", on_request)
 
 
-class ProtocolError(Exception):
-    """The server's messages were not what a browser would have drawn the result from."""
+class VisitError(Exception):
+    """A visit did not show an interaction's result (page or server messages)."""
 
 
 class ProtocolVisitor:
@@ -388,7 +410,7 @@ class ProtocolVisitor:
             else:
                 state = self._moved_slider(step.target, +1 if step.detail == "ArrowRight" else -1)
         except (KeyError, StopIteration, ValueError) as error:
-            raise ProtocolError(f"{step} is not on the page: {error!r}") from error
+            raise VisitError(f"{step} is not on the page: {error!r}") from error
         return await self._run(state, self.page_hash, _is_headline_p99)
 
     async def close(self) -> None:
@@ -438,7 +460,7 @@ class ProtocolVisitor:
                     shown_ms = (time.perf_counter() - started) * 1000
             elif kind == "script_finished":
                 if shown_ms is None:
-                    raise ProtocolError(f"protocol {self.session}: the run drew no result")
+                    raise VisitError(f"protocol {self.session}: the run drew no result")
                 return shown_ms, (time.perf_counter() - started) * 1000
 
     def _remember(self, element) -> None:
@@ -467,7 +489,7 @@ def _is_headline_p99(element) -> bool:
 async def visit(visitor, loaded_all: asyncio.Barrier, args, tally: Tally) -> None:
     """Load, wait for every visitor to have loaded, then interact (pausing to read if asked)."""
     rng = random.Random(f"{args.seed}-{visitor.kind}-{visitor.session}")
-    failures = (PlaywrightTimeout, TimeoutError, ProtocolError, WebSocketException, OSError)
+    failures = (PlaywrightTimeout, TimeoutError, VisitError, WebSocketException, OSError)
     try:
         try:
             started = time.perf_counter()
