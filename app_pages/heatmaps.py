@@ -13,9 +13,8 @@ st.caption(
     "Every input but request rate and replicas is held at the sidebar's value. Colour is p99 on "
     "a log scale; the red line is the p99 target; grey cells are unstable (arrivals at or above "
     "capacity, p99 = ∞); the dotted line is the fewest replicas that meet the target; the star "
-    "is the current setting. Hovering a cell gives its p99, utilization and recommended stage: "
-    + "; ".join(figures.STAGE_LABELS.values())
-    + "."
+    "is the current setting. Hovering a cell of the main heatmap gives its p99, utilization and "
+    "recommended stage: " + "; ".join(figures.STAGE_LABELS.values()) + "."
 )
 
 st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")

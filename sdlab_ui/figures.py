@@ -122,21 +122,37 @@ def _colourbar(low: float, high: float) -> dict:
     }
 
 
-def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) -> list:
+def _heatmap_traces(
+    grid: P99Grid, low: float, high: float, show_scale: bool, full_hover: bool = True
+) -> list:
     """Colour layer, unstable layer and the p99-target contour of one grid.
 
     Hover data is numeric (float32, which plotly sends as a binary array), not a label per cell:
     per-cell strings made the Heatmaps page's five grids ~1.9 MB of JSON to encode, send and
-    parse on every visit; numbers make them a tenth of that.
+    parse on every visit. Without ``full_hover`` a cell's hover gives its p99 only (the small
+    multiples, which the main heatmap details), a third of the hover data.
     """
     stable = np.isfinite(grid.p99_ms)
     with np.errstate(divide="ignore"):
         log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
-    utilization = grid.utilization.astype(np.float32)
-    customdata = np.dstack(
-        [np.where(stable, grid.p99_ms, np.nan), grid.utilization, grid.stage_numbers]
-    ).astype(np.float32)
     where = "rate %{x:,.0f} req/s<br>replicas %{y}<br>"
+    p99_ms = np.where(stable, grid.p99_ms, np.nan)
+    if full_hover:
+        customdata = np.dstack([p99_ms, grid.utilization, grid.stage_numbers]).astype(np.float32)
+        hover = where + (
+            "p99 %{customdata[0]:,.3~r} ms<br>utilization %{customdata[1]:.0%}<br>"
+            "recommended: stage %{customdata[2]}<extra></extra>"
+        )
+        unstable_data = grid.utilization.astype(np.float32)
+        unstable_hover = where + (
+            "p99 unstable (∞): arrivals at or above capacity<br>utilization "
+            "%{customdata:.0%}<extra></extra>"
+        )
+    else:
+        customdata = p99_ms.astype(np.float32)
+        hover = where + "p99 %{customdata:,.3~r} ms<extra></extra>"
+        unstable_data = None
+        unstable_hover = where + "p99 unstable (∞)<extra></extra>"
     target_log = math.log10(grid.workload.p99_target_ms)
     # The contour needs numbers everywhere: unstable cells sit far above any target.
     contour_z = np.where(stable, log_p99, high + 10.0)
@@ -149,8 +165,7 @@ def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) ->
             zmax=high,
             colorscale=_COLOURSCALE,
             customdata=customdata,
-            hovertemplate=where + "p99 %{customdata[0]:,.3~r} ms<br>utilization "
-            "%{customdata[1]:.0%}<br>recommended: stage %{customdata[2]}<extra></extra>",
+            hovertemplate=hover,
             hoverongaps=False,
             colorbar=_colourbar(low, high),
             showscale=show_scale,
@@ -162,9 +177,8 @@ def _heatmap_traces(grid: P99Grid, low: float, high: float, show_scale: bool) ->
             z=np.where(stable, np.nan, 1.0).astype(np.float32),
             colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
             showscale=False,
-            customdata=utilization,
-            hovertemplate=where + "p99 unstable (∞): arrivals at or above capacity"
-            "<br>utilization %{customdata:.0%}<extra></extra>",
+            customdata=unstable_data,
+            hovertemplate=unstable_hover,
             hoverongaps=False,
             name="unstable",
         ),
@@ -244,7 +258,7 @@ def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figur
     )
     for index, grid in enumerate(grids):
         row, col = divmod(index, 2)
-        for trace in _heatmap_traces(grid, low, high, show_scale=index == 0):
+        for trace in _heatmap_traces(grid, low, high, show_scale=index == 0, full_hover=False):
             figure.add_trace(trace, row=row + 1, col=col + 1)
         figure.add_trace(_current_point(grid, size=12, outline=1), row=row + 1, col=col + 1)
     figure.update_xaxes(type="log")

@@ -71,3 +71,24 @@ def test_heatmap_hover_data_are_the_grid_in_numbers():
     assert (hover[..., 2] == grid.stage_numbers).all(), "the stage channel is not the grid's stage"
     grey = np.asarray(unstable_layer.z)
     assert (np.isfinite(grey) == ~stable).all(), "the grey layer should cover exactly the unstable"
+
+
+def test_small_multiples_hover_gives_each_cell_its_p99():
+    import numpy as np
+
+    from sdlab_model import Workload
+    from sdlab_ui import figures, grids
+
+    panels = [
+        grids.compute_grid(Workload(rate_rps=20_000, gpu=gpu), "queueing", 24, 16)
+        for gpu in (False, True)
+    ]
+    figure = figures.small_multiples(panels, ["CPU", "GPU"])
+    colour_layers = [trace for trace in figure.data if trace.name == "p99"]
+    assert len(colour_layers) == 2, f"expected one colour layer per panel, got {len(colour_layers)}"
+    for grid, layer in zip(panels, colour_layers, strict=True):
+        hover = np.asarray(layer.customdata)
+        stable = np.isfinite(grid.p99_ms)
+        assert hover.shape == grid.p99_ms.shape, f"one p99 per cell expected, got {hover.shape}"
+        np.testing.assert_allclose(hover[stable], grid.p99_ms[stable], rtol=1e-6)
+        assert np.isnan(hover[~stable]).all(), "unstable cells must not show a finite p99"
