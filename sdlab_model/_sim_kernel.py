@@ -118,3 +118,343 @@ def _run_batching_queue(
 
 
 run_batching_queue = _compile(_run_batching_queue)
+
+
+# Event kinds of the fleet kernel's heap.
+_WINDOW_EXPIRES = 0
+_BATCH_COMPLETES = 1
+
+POLICY_RANDOM = 0
+POLICY_ROUND_ROBIN = 1
+POLICY_LEAST_REQUEST = 2
+
+
+def _heap_push(times, kinds, owners, payloads, size, time, kind, owner, payload):
+    """Push an event onto a binary min-heap (by time) kept in four parallel arrays; new size."""
+    position = size
+    while position > 0:
+        parent = (position - 1) // 2
+        if times[parent] <= time:
+            break
+        times[position] = times[parent]
+        kinds[position] = kinds[parent]
+        owners[position] = owners[parent]
+        payloads[position] = payloads[parent]
+        position = parent
+    times[position] = time
+    kinds[position] = kind
+    owners[position] = owner
+    payloads[position] = payload
+    return size + 1
+
+
+def _heap_pop(times, kinds, owners, payloads, size):
+    """Remove the earliest event (the caller read it at index 0 first); returns the new size."""
+    size -= 1
+    if size == 0:
+        return 0
+    time = times[size]
+    kind = kinds[size]
+    owner = owners[size]
+    payload = payloads[size]
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and times[right] < times[child]:
+            child = right
+        if times[child] >= time:
+            break
+        times[position] = times[child]
+        kinds[position] = kinds[child]
+        owners[position] = owners[child]
+        payloads[position] = payloads[child]
+        position = child
+    times[position] = time
+    kinds[position] = kind
+    owners[position] = owner
+    payloads[position] = payload
+    return size
+
+
+heap_push = _compile(_heap_push)
+heap_pop = _compile(_heap_pop)
+
+
+def _ready_before(ready_ms, ready_model, head, base, i, time, model):
+    """Whether heap entry ``i`` comes before ``(time, model)``: earlier ready time, then (on a
+    tie) the older oldest request, so equal times still go first come, first served."""
+    if ready_ms[base + i] != time:
+        return ready_ms[base + i] < time
+    return head[base + ready_model[base + i]] < head[base + model]
+
+
+def _ready_push(ready_ms, ready_model, head, base, size, time, model):
+    """Push ``model`` ready since ``time`` on the min-heap at ``[base, base + size)``."""
+    position = size
+    while position > 0:
+        parent = (position - 1) // 2
+        if ready_before(ready_ms, ready_model, head, base, parent, time, model):
+            break
+        ready_ms[base + position] = ready_ms[base + parent]
+        ready_model[base + position] = ready_model[base + parent]
+        position = parent
+    ready_ms[base + position] = time
+    ready_model[base + position] = model
+
+
+def _ready_pop(ready_ms, ready_model, head, base, size):
+    """Remove and return the model ready longest from the heap at ``[base, base + size)``."""
+    first = ready_model[base]
+    size -= 1
+    time = ready_ms[base + size]
+    model = ready_model[base + size]
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and ready_before(
+            ready_ms,
+            ready_model,
+            head,
+            base,
+            right,
+            ready_ms[base + child],
+            ready_model[base + child],
+        ):
+            child = right
+        if not ready_before(ready_ms, ready_model, head, base, child, time, model):
+            break
+        ready_ms[base + position] = ready_ms[base + child]
+        ready_model[base + position] = ready_model[base + child]
+        position = child
+    if size > 0:
+        ready_ms[base + position] = time
+        ready_model[base + position] = model
+    return first
+
+
+ready_before = _compile(_ready_before)
+ready_push = _compile(_ready_push)
+ready_pop = _compile(_ready_pop)
+
+
+def _run_fleet(
+    arrival_ms: np.ndarray,
+    model_of: np.ndarray,
+    first_choice: np.ndarray,
+    second_choice: np.ndarray,
+    policy: int,
+    replicas: int,
+    slots_per_replica: int,
+    models: int,
+    max_batch_size: int,
+    batch_window_ms: float,
+    service_by_size_ms: np.ndarray,
+    service_multiplier: np.ndarray,
+    dispatch_ms: np.ndarray,
+    completion_ms: np.ndarray,
+    batch_sizes: np.ndarray,
+    batch_first: np.ndarray,
+) -> int:
+    """Serve sorted arrivals through a load balancer and per-replica, per-model batchers.
+
+    The system is ``sdlab_model.workload``'s: request ``i`` is for model ``model_of[i]``; the
+    balancer sends it to replica ``i mod replicas`` (round robin), ``first_choice[i]`` (random) or
+    the one of ``first_choice[i]``, ``second_choice[i]`` holding fewer unfinished requests (least
+    request; the first on a tie). At the replica it joins its model's queue. A model's queue is
+    *ready* when its oldest request has waited ``batch_window_ms`` or ``max_batch_size`` requests
+    wait. A ready queue dispatches at once if the replica has a free slot, else it waits for one;
+    as slots free up, waiting queues take them in the order they became ready (so without
+    batching a replica serves its requests first come, first served, whatever their model). A
+    dispatch takes up to ``max_batch_size`` of the queue's requests (all have arrived: events run
+    in time order), and runs ``service_by_size_ms[b]`` (times ``service_multiplier[k]`` for the
+    ``k``-th batch when that array is not empty). Events at the same time run completions and window
+    expiries before an arrival, so an arrival sees every slot freed at its own instant.
+
+    Fills ``dispatch_ms`` and ``completion_ms`` per request, and ``batch_sizes`` and
+    ``batch_first`` (its oldest request) per batch, in dispatch order; returns the number of
+    batches.
+    """
+    count = arrival_ms.shape[0]
+    queues = replicas * models
+    # Per (replica, model) FIFO of waiting requests, linked through next_waiting.
+    next_waiting = np.full(count, -1, dtype=np.int64)
+    head = np.full(queues, -1, dtype=np.int64)
+    tail = np.full(queues, -1, dtype=np.int64)
+    waiting = np.zeros(queues, dtype=np.int64)
+    is_ready = np.zeros(queues, dtype=np.bool_)
+    # Per replica: free slots, unfinished requests, and a heap of ready queues (models) by the
+    # time they became ready, at [replica * models, (replica + 1) * models).
+    free_slots = np.full(replicas, slots_per_replica, dtype=np.int64)
+    unfinished = np.zeros(replicas, dtype=np.int64)
+    ready_ms = np.empty(queues)
+    ready_model = np.empty(queues, dtype=np.int64)
+    ready_count = np.zeros(replicas, dtype=np.int64)
+    # Events: at most one window per request (a full batch leaves its window event behind, to be
+    # skipped when it comes up) plus one completion per busy slot.
+    capacity = count + replicas * slots_per_replica + 1
+    event_ms = np.empty(capacity)
+    event_kind = np.empty(capacity, dtype=np.int64)
+    event_replica = np.empty(capacity, dtype=np.int64)
+    event_payload = np.empty(capacity, dtype=np.int64)
+    events = 0
+    random_service = service_multiplier.shape[0] > 0
+    batches = 0
+    next_arrival = 0
+    while next_arrival < count or events > 0:
+        if events > 0 and (next_arrival >= count or event_ms[0] <= arrival_ms[next_arrival]):
+            now = event_ms[0]
+            kind = event_kind[0]
+            replica = event_replica[0]
+            payload = event_payload[0]
+            events = heap_pop(event_ms, event_kind, event_replica, event_payload, events)
+            if kind == _BATCH_COMPLETES:
+                free_slots[replica] += 1
+                unfinished[replica] -= payload
+                if ready_count[replica] == 0:
+                    continue
+                model = ready_pop(
+                    ready_ms, ready_model, head, replica * models, ready_count[replica]
+                )
+                ready_count[replica] -= 1
+            else:
+                model = model_of[payload]
+                queue = replica * models + model
+                if head[queue] != payload or is_ready[queue]:
+                    continue  # that request already left in a full batch
+                is_ready[queue] = True
+                if free_slots[replica] == 0:
+                    ready_push(
+                        ready_ms,
+                        ready_model,
+                        head,
+                        replica * models,
+                        ready_count[replica],
+                        now,
+                        model,
+                    )
+                    ready_count[replica] += 1
+                    continue
+        else:
+            now = arrival_ms[next_arrival]
+            request = next_arrival
+            next_arrival += 1
+            if policy == 1:
+                replica = request % replicas
+            elif policy == 2:
+                replica = first_choice[request]
+                other = second_choice[request]
+                if unfinished[other] < unfinished[replica]:
+                    replica = other
+            else:
+                replica = first_choice[request]
+            unfinished[replica] += 1
+            model = model_of[request]
+            queue = replica * models + model
+            if waiting[queue] == 0:
+                head[queue] = request
+            else:
+                next_waiting[tail[queue]] = request
+            tail[queue] = request
+            waiting[queue] += 1
+            if is_ready[queue]:
+                continue
+            if waiting[queue] < max_batch_size and not (
+                waiting[queue] == 1 and batch_window_ms <= 0.0
+            ):
+                if waiting[queue] == 1:
+                    events = heap_push(
+                        event_ms,
+                        event_kind,
+                        event_replica,
+                        event_payload,
+                        events,
+                        now + batch_window_ms,
+                        _WINDOW_EXPIRES,
+                        replica,
+                        request,
+                    )
+                continue
+            is_ready[queue] = True
+            if free_slots[replica] == 0:
+                ready_push(
+                    ready_ms, ready_model, head, replica * models, ready_count[replica], now, model
+                )
+                ready_count[replica] += 1
+                continue
+        # Dispatch the ready queue (replica, model) on a free slot, then re-arm it.
+        queue = replica * models + model
+        while True:
+            size = min(waiting[queue], max_batch_size)
+            service = service_by_size_ms[size]
+            if random_service:
+                service = service * service_multiplier[batches]
+            done = now + service
+            request = head[queue]
+            batch_first[batches] = request
+            for _ in range(size):
+                dispatch_ms[request] = now
+                completion_ms[request] = done
+                request = next_waiting[request]
+            head[queue] = request
+            waiting[queue] -= size
+            batch_sizes[batches] = size
+            batches += 1
+            free_slots[replica] -= 1
+            events = heap_push(
+                event_ms,
+                event_kind,
+                event_replica,
+                event_payload,
+                events,
+                done,
+                _BATCH_COMPLETES,
+                replica,
+                size,
+            )
+            is_ready[queue] = False
+            if waiting[queue] == 0:
+                break
+            expires = arrival_ms[head[queue]] + batch_window_ms
+            if waiting[queue] < max_batch_size and expires > now:
+                events = heap_push(
+                    event_ms,
+                    event_kind,
+                    event_replica,
+                    event_payload,
+                    events,
+                    expires,
+                    _WINDOW_EXPIRES,
+                    replica,
+                    head[queue],
+                )
+                break
+            # Ready already: its window ran out, or its B-th request came, while it waited.
+            since = expires
+            if waiting[queue] >= max_batch_size:
+                request = head[queue]
+                for _ in range(max_batch_size - 1):
+                    request = next_waiting[request]
+                since = min(since, arrival_ms[request])
+            is_ready[queue] = True
+            if free_slots[replica] == 0:
+                ready_push(
+                    ready_ms,
+                    ready_model,
+                    head,
+                    replica * models,
+                    ready_count[replica],
+                    since,
+                    model,
+                )
+                ready_count[replica] += 1
+                break
+    return batches
+
+
+run_fleet = _compile(_run_fleet)

@@ -31,6 +31,23 @@ class NumericInput:
 
 
 @dataclass(frozen=True)
+class ChoiceInput:
+    """One input that takes one of a few named values (shown with their labels)."""
+
+    name: str
+    label: str
+    choices: tuple[str, ...]
+    choice_labels: tuple[str, ...]
+    default: str
+    help: str
+    advanced: bool = False
+
+    def label_of(self, choice: str) -> str:
+        """The readable label of one of ``choices``."""
+        return self.choice_labels[self.choices.index(choice)]
+
+
+@dataclass(frozen=True)
 class ToggleInput:
     """One on/off input."""
 
@@ -95,7 +112,21 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         "log",
         "",
         True,
-        "Distinct models or versions served at once.",
+        "Distinct models or versions served at once. Each replica runs one batcher per model, "
+        "so traffic split over more models makes smaller batches.",
+    ),
+    NumericInput(
+        "popularity_skew",
+        "Popularity skew",
+        0,
+        3,
+        1,
+        "linear",
+        "",
+        False,
+        "How unevenly traffic spreads over the models hosted: model k gets a share proportional "
+        "to 1/k^s (Zipf). 0 is an even split; the default 1 is Zipf's law, where a few models "
+        "carry most requests and a long tail of models sees little traffic each.",
     ),
     NumericInput(
         "p99_target_ms",
@@ -182,6 +213,43 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         "reads from memory).",
         advanced=True,
     ),
+    NumericInput(
+        "arrival_cv",
+        "Arrival burstiness (CV)",
+        0.5,
+        8,
+        1,
+        "log",
+        "",
+        False,
+        "Coefficient of variation of the gaps between requests: 1 is a Poisson stream, above 1 "
+        "bursty (Gamma-distributed gaps with shape 1/CV²), below 1 smoother than random.",
+        advanced=True,
+    ),
+)
+
+LB_POLICIES: tuple[str, ...] = ("round_robin", "least_request", "random", "central_queue")
+DEFAULT_LB_POLICY = "round_robin"
+
+CHOICE_INPUTS: tuple[ChoiceInput, ...] = (
+    ChoiceInput(
+        "lb_policy",
+        "Load balancer",
+        LB_POLICIES,
+        (
+            "Round robin",
+            "Least request (power of two choices)",
+            "Random",
+            "One central queue (idealized)",
+        ),
+        DEFAULT_LB_POLICY,
+        "How the gateway spreads requests over replicas; each replica then batches on its own. "
+        "Round robin (the default) is Envoy's default policy and IPVS's rr: it sends each replica "
+        "every R-th request, the evenest split. Least request sends each request to the less busy "
+        "of two random replicas (Envoy LEAST_REQUEST, Ray Serve). Random is a Kubernetes Service "
+        "through kube-proxy's iptables rules. One central queue is an idealization no server "
+        "runs: one fleet-wide queue and batcher that mixes every model in a batch.",
+    ),
 )
 
 TOGGLE_INPUTS: tuple[ToggleInput, ...] = (
@@ -196,7 +264,10 @@ TOGGLE_INPUTS: tuple[ToggleInput, ...] = (
 
 NUMERIC_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in NUMERIC_INPUTS}
 TOGGLE_BY_NAME: dict[str, ToggleInput] = {spec.name: spec for spec in TOGGLE_INPUTS}
-INPUT_NAMES: tuple[str, ...] = tuple(NUMERIC_BY_NAME) + tuple(TOGGLE_BY_NAME)
+CHOICE_BY_NAME: dict[str, ChoiceInput] = {spec.name: spec for spec in CHOICE_INPUTS}
+INPUT_NAMES: tuple[str, ...] = (
+    tuple(NUMERIC_BY_NAME) + tuple(TOGGLE_BY_NAME) + tuple(CHOICE_BY_NAME)
+)
 
 MODEL_CHOICES: tuple[str, ...] = ("queueing", "teaching")
 DEFAULT_MODEL = "queueing"

@@ -1,15 +1,20 @@
 """Discrete-event simulation of the serving system, to check the queueing model against.
 
-It simulates exactly the system described in ``sdlab_model.workload``: Poisson arrivals at
-``rate_rps``, one FCFS queue, ``workload.servers`` identical servers, deterministic
-``batch_service_ms(b)`` and, with dynamic batching, Triton's rule (a free server takes up to
-``max_batch_size`` waiting requests; if fewer wait it holds until the oldest has waited
-``batch_window_ms`` or ``max_batch_size`` have arrived, whichever is first). With several free
-servers batches form one at a time, in FCFS order.
+It simulates exactly the system described in ``sdlab_model.workload``: a renewal arrival stream
+at ``rate_rps`` (Poisson, or Gamma gaps with coefficient of variation ``arrival_cv``), each
+request for one model (Zipf shares), a load balancer, and in every replica one Triton-style
+batcher per model sharing the replica's slots; deterministic ``batch_service_ms(b)``.
 
-The inner loop is a one-pass recursion compiled with numba (``sdlab_model._sim_kernel``), imported
-only when a simulation runs. Random numbers come from numpy Generators seeded from
-``np.random.SeedSequence(seed)``; there is no global RNG state.
+Two compiled kernels (numba, ``sdlab_model._sim_kernel``, imported only when a simulation runs):
+
+- ``central_queue``: one FCFS queue and batcher for the whole fleet, a one-pass recursion (a free
+  server takes up to ``max_batch_size`` waiting requests; if fewer wait it holds until the oldest
+  has waited ``batch_window_ms`` or ``max_batch_size`` have arrived). Models play no part.
+- every other policy: an event loop over arrivals, window expiries and batch completions.
+
+Random numbers come from numpy Generators seeded from ``np.random.SeedSequence(seed)``, one
+stream per random input (arrivals, service times, the model and replica of each request); there
+is no global RNG state. The arrival stream of a Poisson workload is the same whatever the policy.
 """
 
 from __future__ import annotations
@@ -85,12 +90,17 @@ class SimResult:
 
 @dataclass(frozen=True, eq=False)
 class _Trace:
-    """One replication's raw output, every request (warm-up included), in arrival order."""
+    """One replication's raw output, every request (warm-up included), in arrival order.
+
+    ``batch_sizes`` and ``batch_first`` (index of each batch's oldest request) are per batch, in
+    dispatch order.
+    """
 
     arrival_ms: np.ndarray
     dispatch_ms: np.ndarray
     completion_ms: np.ndarray
     batch_sizes: np.ndarray
+    batch_first: np.ndarray
 
     @property
     def latency_ms(self) -> np.ndarray:
@@ -102,6 +112,52 @@ def _kernel():
     from sdlab_model._sim_kernel import run_batching_queue
 
     return run_batching_queue
+
+
+def _fleet_kernel():
+    from sdlab_model._sim_kernel import run_fleet
+
+    return run_fleet
+
+
+_POLICY_CODES = {"random": 0, "round_robin": 1, "least_request": 2}
+
+
+def arrival_gaps(
+    workload: Workload, rng: np.random.Generator, count: int, mean_gap: float
+) -> np.ndarray:
+    """``count`` gaps between arrivals with mean ``mean_gap`` and CV ``workload.arrival_cv``.
+
+    Exponential (Poisson arrivals) at CV 1, drawn exactly as before the CV existed; otherwise
+    Gamma with shape ``1 / cv**2``, the usual renewal model of bursty traffic.
+    """
+    cv = workload.arrival_cv
+    if cv == 1.0:
+        return rng.exponential(mean_gap, count)
+    return rng.gamma(1.0 / (cv * cv), mean_gap * cv * cv, count)
+
+
+def routing_draws(
+    workload: Workload, rng: np.random.Generator, count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each request's model (Zipf shares) and the balancer's random replica choices.
+
+    ``second`` is a replica distinct from ``first`` (where there are two), for least request.
+    """
+    shares = workload.model_shares
+    if shares.size == 1:
+        model_of = np.zeros(count, dtype=np.int64)
+    else:
+        cumulative = np.cumsum(shares)
+        model_of = np.searchsorted(cumulative, rng.random(count) * cumulative[-1], side="right")
+        model_of = np.minimum(model_of, shares.size - 1).astype(np.int64)
+    replicas = workload.replicas
+    first = rng.integers(0, replicas, count, dtype=np.int64)
+    if replicas > 1:
+        second = (first + 1 + rng.integers(0, replicas - 1, count, dtype=np.int64)) % replicas
+    else:
+        second = first.copy()
+    return model_of, first, second
 
 
 def _check_int(name: str, value: object, minimum: int, maximum: int, why: str = "") -> int:
@@ -135,17 +191,46 @@ def _run(
     workload: Workload,
     arrival_ms: np.ndarray,
     service_multiplier: np.ndarray | None = None,
+    routing: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> _Trace:
-    """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch."""
+    """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch.
+
+    ``routing`` is ``routing_draws(...)`` for the same requests (every policy but
+    ``central_queue`` needs it).
+    """
     batch_limit, window_ms, service_by_size_ms = _queue_settings(workload)
     count = arrival_ms.size
     dispatch_ms = np.empty(count)
     completion_ms = np.empty(count)
     batch_sizes = np.empty(count, dtype=np.int64)
     multiplier = np.empty(0) if service_multiplier is None else service_multiplier
-    batches = _kernel()(
+    if workload.is_central_queue:
+        batches = _kernel()(
+            arrival_ms,
+            workload.servers,
+            batch_limit,
+            window_ms,
+            service_by_size_ms,
+            multiplier,
+            dispatch_ms,
+            completion_ms,
+            batch_sizes,
+        )
+        sizes = batch_sizes[:batches]
+        return _Trace(arrival_ms, dispatch_ms, completion_ms, sizes, np.cumsum(sizes) - sizes)
+    if routing is None:
+        raise ValueError(f"lb_policy={workload.lb_policy!r} needs routing draws")
+    model_of, first, second = routing
+    batch_first = np.empty(count, dtype=np.int64)
+    batches = _fleet_kernel()(
         arrival_ms,
-        workload.servers,
+        model_of,
+        first,
+        second,
+        _POLICY_CODES[workload.lb_policy],
+        workload.replicas,
+        workload.slots_per_replica,
+        workload.models_hosted,
         batch_limit,
         window_ms,
         service_by_size_ms,
@@ -153,8 +238,11 @@ def _run(
         dispatch_ms,
         completion_ms,
         batch_sizes,
+        batch_first,
     )
-    return _Trace(arrival_ms, dispatch_ms, completion_ms, batch_sizes[:batches])
+    return _Trace(
+        arrival_ms, dispatch_ms, completion_ms, batch_sizes[:batches], batch_first[:batches]
+    )
 
 
 def _simulate_trace(
@@ -169,15 +257,19 @@ def _simulate_trace(
     ``service="exponential"`` draws each batch's service time from an exponential distribution
     with mean ``batch_service_ms(b)``; it exists to check the simulator against M/M/c theory.
     """
-    arrival_stream, service_stream = seed_sequence.spawn(2)
+    # spawn(3)[:2] equals spawn(2): the arrival and service streams predate the routing one.
+    arrival_stream, service_stream, routing_stream = seed_sequence.spawn(3)
     mean_gap_ms = 1000.0 / workload.rate_rps
-    gaps_ms = np.random.default_rng(arrival_stream).exponential(mean_gap_ms, n_requests)
+    gaps_ms = arrival_gaps(workload, np.random.default_rng(arrival_stream), n_requests, mean_gap_ms)
     arrival_ms = np.cumsum(gaps_ms)
     multiplier = None
     if service == "exponential":
         # At most one batch per request, so n_requests draws always suffice.
         multiplier = np.random.default_rng(service_stream).exponential(1.0, n_requests)
-    return _run(workload, arrival_ms, multiplier)
+    routing = None
+    if not workload.is_central_queue:
+        routing = routing_draws(workload, np.random.default_rng(routing_stream), n_requests)
+    return _run(workload, arrival_ms, multiplier, routing)
 
 
 def _t_quantile_975(degrees_of_freedom: int) -> float:
@@ -274,7 +366,7 @@ def simulate(
         latencies.append(latency_ms)
         waits.append((trace.dispatch_ms - trace.arrival_ms)[measured])
         replication_p99.append(float(np.percentile(latency_ms, 99)))
-        first_request = np.cumsum(trace.batch_sizes) - trace.batch_sizes
+        first_request = trace.batch_first
         batch_dispatch_ms = trace.dispatch_ms[first_request]
         window_start_ms, window_end_ms = trace.arrival_ms[warmup], trace.arrival_ms[-1]
         in_window = (batch_dispatch_ms >= window_start_ms) & (batch_dispatch_ms <= window_end_ms)
@@ -368,14 +460,21 @@ def simulate_grid(
         [workload.with_changes(rate_rps=rate.item(), replicas=count.item()) for rate in rates]
         for count in counts
     ]
+    # Arrivals come from the seed itself (as before routing existed), routing from its child.
+    arrival_stream = np.random.SeedSequence(seed)
+    (routing_stream,) = arrival_stream.spawn(1)
     unit_arrivals = np.cumsum(
-        np.random.default_rng(np.random.SeedSequence(seed)).exponential(1.0, n_requests)
+        arrival_gaps(workload, np.random.default_rng(arrival_stream), n_requests, 1.0)
     )
     p99_ms = np.full((counts.size, rates.size), np.inf)
     for row, row_workloads in enumerate(cell_workloads):
+        routing = None
+        if not workload.is_central_queue:
+            rng = np.random.default_rng(routing_stream)
+            routing = routing_draws(row_workloads[0], rng, n_requests)
         for column, cell in enumerate(row_workloads):
             if cell.rate_rps < cell.capacity_rps:
-                trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps))
+                trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps), None, routing)
                 p99_ms[row, column] = np.percentile(trace.latency_ms[warmup:], 99)
         if progress is not None:
             progress((row + 1) * rates.size, cells)

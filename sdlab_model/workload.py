@@ -2,18 +2,28 @@
 
 The serving system (the queueing model and the simulator both use these words):
 
-- Requests arrive as a Poisson stream at ``rate_rps``. The gateway routes
-  least-outstanding-requests, so the fleet acts as one FCFS queue feeding ``servers`` identical
-  servers, where ``servers = replicas x slots_per_replica``. A CPU replica is a host running
-  ``cpu_workers_per_replica`` single-threaded workers; a GPU replica runs
+- Requests arrive as a renewal stream at ``rate_rps`` whose gaps have coefficient of variation
+  ``arrival_cv`` (1: Poisson; otherwise Gamma-distributed gaps with shape ``1 / arrival_cv**2``).
+  Each request is for one of ``models_hosted`` models, model ``k`` (from 1) with probability
+  proportional to ``k ** -popularity_skew`` (Zipf), independently.
+- A load balancer (``lb_policy``) sends each request to one of ``replicas`` replicas:
+  ``round_robin`` (every R-th request to the same replica), ``random`` (uniform),
+  ``least_request`` (the one of two distinct random replicas with fewer requests in it, queued
+  or in service; the first on a tie). A replica has ``slots_per_replica`` execution slots: a CPU
+  replica runs ``cpu_workers_per_replica`` single-threaded workers; a GPU replica runs
   ``gpu_instances_per_replica`` model instances (one per GPU on a multi-GPU node).
-- A batch of ``b`` requests takes ``batch_service_ms(b)`` on one server, deterministically:
+- Inside a replica each model has its own dynamic batcher (Triton's rule): its waiting requests
+  form a batch that is ready when the oldest has waited ``batch_window_ms`` or ``max_batch_size``
+  are waiting. Ready batches take the replica's free slots in the order they became ready; a
+  batch that waits for a slot takes every request of its model that has arrived by the time it
+  starts, up to ``max_batch_size``. Without batching every batch has one request.
+- ``central_queue`` is the idealization the lab began with: one fleet-wide FCFS queue and batcher
+  feeding all ``servers = replicas x slots_per_replica`` slots, batching requests of any model
+  together (so ``models_hosted`` plays no part in it).
+- A batch of ``b`` requests takes ``batch_service_ms(b)`` on one slot, deterministically:
   ``single_request_ms * (f + (1 - f) * b)``, where ``f`` is the fixed share of a call that a batch
   pays once. On CPU ``single_request_ms`` is the model latency; a GPU instance runs one request
   ``gpu_speedup`` times faster.
-- With dynamic batching a free server takes up to ``max_batch_size`` waiting requests; if fewer
-  wait, it holds until the oldest has waited ``batch_window_ms`` (Triton's max queue delay), then
-  takes what is there. Without batching every batch has one request.
 """
 
 from __future__ import annotations
@@ -23,7 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sdlab_model.params import NUMERIC_BY_NAME, TOGGLE_BY_NAME
+import numpy as np
+
+from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 
 _TRUE_WORDS = frozenset({"1", "true", "on", "yes", "y", "t"})
 _FALSE_WORDS = frozenset({"0", "false", "off", "no", "n", "f"})
@@ -38,6 +50,7 @@ class Workload:
     batch_window_ms: float = NUMERIC_BY_NAME["batch_window_ms"].default
     replicas: int = int(NUMERIC_BY_NAME["replicas"].default)
     models_hosted: int = int(NUMERIC_BY_NAME["models_hosted"].default)
+    popularity_skew: float = NUMERIC_BY_NAME["popularity_skew"].default
     p99_target_ms: float = NUMERIC_BY_NAME["p99_target_ms"].default
     dynamic_batching: bool = TOGGLE_BY_NAME["dynamic_batching"].default
     gpu: bool = TOGGLE_BY_NAME["gpu"].default
@@ -47,6 +60,8 @@ class Workload:
     gpu_speedup: float = NUMERIC_BY_NAME["gpu_speedup"].default
     cpu_batch_overhead_share: float = NUMERIC_BY_NAME["cpu_batch_overhead_share"].default
     gpu_batch_overhead_share: float = NUMERIC_BY_NAME["gpu_batch_overhead_share"].default
+    arrival_cv: float = NUMERIC_BY_NAME["arrival_cv"].default
+    lb_policy: str = CHOICE_BY_NAME["lb_policy"].default
 
     def __post_init__(self) -> None:
         for name, spec in NUMERIC_BY_NAME.items():
@@ -67,6 +82,23 @@ class Workload:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
+        for name, choice in CHOICE_BY_NAME.items():
+            value = getattr(self, name)
+            if value not in choice.choices:
+                raise ValueError(
+                    f"{name}={_short(_as_text(value))!r} is not one of {', '.join(choice.choices)}"
+                )
+
+    @property
+    def model_shares(self) -> np.ndarray:
+        """Share of the traffic each hosted model gets (Zipf, ``k ** -popularity_skew``), sum 1."""
+        weights = np.arange(1, self.models_hosted + 1, dtype=float) ** -self.popularity_skew
+        return weights / weights.sum()
+
+    @property
+    def is_central_queue(self) -> bool:
+        """True for the idealized fleet-wide queue, False for per-replica batchers behind an LB."""
+        return self.lb_policy == "central_queue"
 
     @property
     def slots_per_replica(self) -> int:
@@ -150,6 +182,8 @@ class Workload:
                 value, notice = _parse_number(key_text, text)
             elif key_text in TOGGLE_BY_NAME:
                 value, notice = _parse_toggle(key_text, text)
+            elif key_text in CHOICE_BY_NAME:
+                value, notice = _parse_choice(key_text, text)
             else:
                 notices.append(f"Ignored unknown setting {_short(key_text)!r}.")
                 continue
@@ -165,6 +199,8 @@ class Workload:
         for name, value in self.to_dict().items():
             if isinstance(value, bool):
                 out[name] = "1" if value else "0"
+            elif name in CHOICE_BY_NAME:
+                out[name] = str(value)
             elif NUMERIC_BY_NAME[name].integer:
                 out[name] = str(int(value))
             else:
@@ -216,3 +252,13 @@ def _parse_toggle(name: str, text: str) -> tuple[bool | None, str | None]:
     if word in _FALSE_WORDS:
         return False, None
     return None, f"{spec.label}: {_short(text)!r} is not on/off; kept the default."
+
+
+def _parse_choice(name: str, text: str) -> tuple[str | None, str | None]:
+    spec = CHOICE_BY_NAME[name]
+    word = text.lower()
+    if word in spec.choices:
+        return word, None
+    return None, (
+        f"{spec.label}: {_short(text)!r} is not one of {', '.join(spec.choices)}; kept the default."
+    )

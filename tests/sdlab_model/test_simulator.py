@@ -201,6 +201,7 @@ def test_more_replicas_never_raise_the_grid_p99_without_batching():
 def small_workloads(draw):
     gpu = draw(st.booleans())
     workload = Workload(
+        lb_policy="central_queue",
         replicas=draw(st.integers(1, 3)),
         cpu_workers_per_replica=draw(st.integers(1, 3)),
         gpu_instances_per_replica=draw(st.integers(1, 3)),
@@ -253,6 +254,7 @@ def test_kernel_equals_reference_event_loop(workload, n_requests, seed, exponent
 def test_kernel_matches_a_hand_worked_batching_case():
     # One CPU server, batches of up to 3, window 4 ms, a batch of b takes 10 * (0.5 + 0.5 b) ms.
     workload = Workload(
+        lb_policy="central_queue",
         replicas=1,
         cpu_workers_per_replica=1,
         gpu=False,
@@ -453,3 +455,159 @@ def test_grid_shape_and_progress():
     )
     assert grid.shape == (2, 3), f"grid shape should be (replicas, rates), got {grid.shape}"
     assert calls == [(3, 6), (6, 6)], f"progress should report after each row, got {calls}"
+
+
+# --- the fleet kernel equals a plain event loop of per-replica, per-model batchers -----------
+
+_DONE, _WINDOW, _COMES = 0, 1, 2  # at one instant: completions, then windows, then arrivals
+
+
+def reference_fleet_event_loop(workload: Workload, arrival_ms, routing, service_multiplier=None):
+    """Load balancer + per-replica, per-model Triton batchers as a plain heapq event loop.
+
+    Written from the description in ``sdlab_model.workload``, for clarity, not speed. After
+    every event, each free slot of the replica concerned takes the batch of the queue that has
+    been ready longest, while any is ready (ready: ``B`` waiting, or the oldest waited ``W``);
+    on equal ready times, the queue whose oldest request came first.
+    """
+    batch_limit, window_ms, service_by_size_ms = simulator._queue_settings(workload)
+    model_of, first, second = routing
+    replicas, models = workload.replicas, workload.models_hosted
+    queues = [[deque() for _ in range(models)] for _ in range(replicas)]
+    free = [workload.slots_per_replica] * replicas
+    unfinished = [0] * replicas
+    count = len(arrival_ms)
+    dispatch_ms = np.full(count, np.nan)
+    completion_ms = np.full(count, np.nan)
+    batches = []  # (first request, size)
+    events = [(float(a), _COMES, j, -1) for j, a in enumerate(arrival_ms)]
+    heapq.heapify(events)
+
+    def ready_since(queue):
+        since = arrival_ms[queue[0]] + window_ms
+        if len(queue) >= batch_limit:
+            since = min(since, arrival_ms[queue[batch_limit - 1]])
+        return since
+
+    while events:
+        now, kind, request, replica = heapq.heappop(events)
+        if kind == _COMES:
+            if workload.lb_policy == "round_robin":
+                replica = request % replicas
+            elif workload.lb_policy == "least_request":
+                a, b = int(first[request]), int(second[request])
+                replica = b if unfinished[b] < unfinished[a] else a
+            else:
+                replica = int(first[request])
+            unfinished[replica] += 1
+            queues[replica][model_of[request]].append(request)
+        elif kind == _DONE:
+            free[replica] += 1
+            unfinished[replica] -= request  # the batch size rides in the request field
+        while free[replica] > 0:
+            ready = [
+                (ready_since(q), q[0], m)
+                for m, q in enumerate(queues[replica])
+                if q and ready_since(q) <= now
+            ]
+            if not ready:
+                break
+            *_, model = min(ready)
+            queue = queues[replica][model]
+            size = min(batch_limit, len(queue))
+            service = service_by_size_ms[size]
+            if service_multiplier is not None:
+                service = service * service_multiplier[len(batches)]
+            batches.append((queue[0], size))
+            for _ in range(size):
+                served = queue.popleft()
+                dispatch_ms[served] = now
+                completion_ms[served] = now + service
+            free[replica] -= 1
+            heapq.heappush(events, (now + service, _DONE, size, replica))
+        for queue in queues[replica]:
+            if queue and ready_since(queue) > now:
+                heapq.heappush(events, (ready_since(queue), _WINDOW, -1, replica))
+    return dispatch_ms, completion_ms, batches
+
+
+@st.composite
+def small_fleets(draw):
+    workload = Workload(
+        lb_policy=draw(st.sampled_from(["random", "round_robin", "least_request"])),
+        replicas=draw(st.integers(1, 4)),
+        models_hosted=draw(st.integers(1, 4)),
+        popularity_skew=draw(st.floats(0.0, 2.0)),
+        cpu_workers_per_replica=draw(st.integers(1, 3)),
+        gpu_instances_per_replica=draw(st.integers(1, 3)),
+        gpu=draw(st.booleans()),
+        dynamic_batching=draw(st.booleans()),
+        max_batch_size=draw(st.integers(1, 8)),
+        batch_window_ms=draw(st.one_of(st.just(0.0), st.floats(0.0, 30.0))),
+        model_latency_ms=draw(st.floats(1.0, 60.0)),
+        arrival_cv=draw(st.sampled_from([0.5, 1.0, 3.0])),
+    )
+    load = draw(st.floats(0.1, 1.3))
+    return workload.with_changes(rate_rps=max(1.0, min(500_000.0, load * workload.capacity_rps)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    workload=small_fleets(),
+    n_requests=st.integers(1, 250),
+    seed=st.integers(0, 2**32),
+    exponential=st.booleans(),
+)
+def test_fleet_kernel_equals_reference_event_loop(workload, n_requests, seed, exponential):
+    service = "exponential" if exponential else "deterministic"
+    trace = simulator._simulate_trace(workload, n_requests, np.random.SeedSequence(seed), service)
+    _, service_stream, routing_stream = np.random.SeedSequence(seed).spawn(3)
+    routing = simulator.routing_draws(workload, np.random.default_rng(routing_stream), n_requests)
+    multiplier = None
+    if exponential:
+        multiplier = np.random.default_rng(service_stream).exponential(1.0, n_requests)
+    dispatch_ms, completion_ms, batches = reference_fleet_event_loop(
+        workload, trace.arrival_ms, routing, multiplier
+    )
+    assert np.array_equal(trace.dispatch_ms, dispatch_ms), (
+        f"dispatch times differ from the event loop for {workload}: "
+        f"{trace.dispatch_ms[:8]} vs {dispatch_ms[:8]}"
+    )
+    assert np.array_equal(trace.completion_ms, completion_ms), (
+        f"completion times differ from the event loop for {workload}"
+    )
+    # Batches that start at the same instant on different replicas may be listed either way.
+    kernel = sorted(zip(trace.batch_first.tolist(), trace.batch_sizes.tolist(), strict=True))
+    assert kernel == sorted(batches), f"batches differ from the event loop: {kernel} vs {batches}"
+
+
+def test_central_queue_reproduces_the_pooled_simulator_bit_for_bit():
+    # Pinned 2026-11-30 from the simulator before load balancers existed (commit 5b9a436):
+    # the central queue must keep giving exactly those numbers.
+    workload = Workload(rate_rps=3000, replicas=4, lb_policy="central_queue")
+    result = simulate(workload, n_requests=50_000)
+    assert result.p99_ms == 105.32584299037431, f"central-queue p99 moved: {result.p99_ms!r}"
+    assert result.utilization == 0.20508653262331733, "central-queue utilization moved"
+    grid = simulate_grid(workload, [1000.0, 3000.0], [2, 4], n_requests=5_000)
+    unbatched = simulate(workload.with_changes(dynamic_batching=False), n_requests=50_000)
+    assert unbatched.p99_ms == 32.93318642587593, f"unbatched p99 moved: {unbatched.p99_ms!r}"
+    assert np.all(np.isfinite(grid)), "the grid cells are all stable"
+
+
+@pytest.mark.parametrize("models", [1, 7, 60])
+def test_round_robin_without_batching_is_the_central_queue_on_the_same_arrivals(models):
+    # FCFS with deterministic service hands requests to servers cyclically, so sending every
+    # R-th request to the same replica changes nothing: the latencies are the same, exactly,
+    # whatever the models (each replica serves its requests in arrival order).
+    central = Workload(rate_rps=3000, replicas=4, dynamic_batching=False, lb_policy="central_queue")
+    pooled = simulate(central, n_requests=50_000)
+    for cv in (1.0, 3.0):
+        base = central.with_changes(arrival_cv=cv)
+        expected = simulate(base, n_requests=50_000)
+        spread = simulate(
+            base.with_changes(lb_policy="round_robin", models_hosted=models), n_requests=50_000
+        )
+        assert np.array_equal(spread.latencies_ms, expected.latencies_ms), (
+            f"round robin differs from the central queue at CV {cv}, {models} models"
+        )
+    assert pooled.p99_ms > 20.0, "the comparison must include queueing"
