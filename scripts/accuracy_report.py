@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Queueing-model p99 against simulated p99 over servers 1–256, utilization 0.1–0.95.
+"""Central-queue model p99 against simulated p99 over servers 1–256, utilization 0.1–0.95.
+
+This checks the fleet-wide queue (``lb_policy="central_queue"``, Poisson arrivals) that the other
+policies' per-replica models build on; ``scripts/fleet_accuracy.py`` checks every policy.
 
 Regimes: no batching (target ±5%, every server count) and dynamic batching over several windows
 and max batch sizes, CPU and GPU (target ±15% where servers >= 4). Prints one row per cell, then
@@ -95,6 +98,7 @@ def _workload(servers: int, gpu: bool, batching: bool, window_ms: float, max_bat
         dynamic_batching=batching,
         batch_window_ms=window_ms,
         max_batch_size=max_batch,
+        lb_policy="central_queue",
     )
 
 

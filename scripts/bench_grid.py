@@ -37,9 +37,12 @@ def main() -> None:
     rates = np.geomspace(1, 500_000, 200)
     replicas = np.geomspace(1, 500, 128).round()  # as a heatmap's rows: log-spaced, rounded
     cases = {
-        "default (CPU, batching on, window 5 ms)": Workload(),
-        "batching off (exact M/D/c, tabulated)": Workload(dynamic_batching=False),
-        "GPU, batching on": Workload(gpu=True),
+        "default (round robin, CPU, batching on, window 5 ms)": Workload(),
+        "round robin, batching off (tabulated M/D/c)": Workload(dynamic_batching=False),
+        "round robin, GPU, batching on": Workload(gpu=True),
+        "random, CPU, batching on": Workload(lb_policy="random"),
+        "round robin, 50 models (Zipf 1), CPU batching": Workload(models_hosted=50),
+        "central queue, CPU, batching on": Workload(lb_policy="central_queue"),
     }
     print(f"p99_grid over {rates.size} rates x {replicas.size} replica counts, best of {RUNS}:")
     for label, workload in cases.items():

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from sdlab_model import batching, erlang, mdc, mdc_grid
+from sdlab_model import batching, erlang, fleet, mdc, mdc_grid
 from sdlab_model.latency import LatencyResult
 from sdlab_model.workload import Workload
 
@@ -41,9 +41,17 @@ def latency(workload: Workload) -> LatencyResult:
     utilization = workload.rate_rps / capacity
     if utilization >= 1.0:
         return _unstable(workload, capacity, utilization)
+    if not is_pooled_model(workload):
+        return _fleet(workload, capacity, utilization)
     if workload.effective_max_batch_size == 1:
         return _unbatched(workload, capacity, utilization)
     return _batched(workload, capacity, utilization)
+
+
+def is_pooled_model(workload: Workload) -> bool:
+    """True where the fleet-wide queue model applies as it always has: one central queue fed
+    by Poisson arrivals. Everything else goes through ``sdlab_model.fleet``."""
+    return workload.is_central_queue and workload.arrival_cv == 1.0
 
 
 def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
@@ -53,6 +61,8 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
     """
     rates = np.asarray(rates_rps, dtype=float).ravel()[None, :]
     counts = np.asarray(replicas, dtype=float).ravel()[:, None]
+    if not is_pooled_model(workload):
+        return _fleet_grid(workload, rates, counts)
     servers = counts * workload.slots_per_replica
     size = workload.effective_max_batch_size
     full_batch_ms = workload.batch_service_ms(size)
@@ -196,6 +206,79 @@ def _batched(workload: Workload, capacity: float, utilization: float) -> Latency
         p99_ms=p99,
         compute_ms=compute,
         batch_wait_ms=p99 - compute - queue if math.isfinite(p99) else workload.batch_window_ms,
+        queue_ms=queue,
+        capacity_rps=capacity,
+        utilization=utilization,
+        is_stable=True,
+        mean_batch_size=float(tail.mean_batch_size),
+        accuracy=accuracy,
+        accuracy_note=note,
+    )
+
+
+def _fleet_parts(
+    workload: Workload, rate_per_ms, replicas, q: float, use_table: bool = False
+) -> fleet.FleetLatency:
+    if workload.effective_max_batch_size == 1:
+        return fleet.unbatched_quantile(workload, rate_per_ms, replicas, q)
+    return fleet.batched_quantile(workload, rate_per_ms, replicas, q, use_table=use_table)
+
+
+def _fleet_grid(workload: Workload, rates: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    size = workload.effective_max_batch_size
+    servers = counts * workload.slots_per_replica
+    capacity = servers * size * 1000.0 / workload.batch_service_ms(size)
+    stable = rates < capacity
+    rate_grid, count_grid = np.broadcast_arrays(rates / 1000.0, counts)
+    p99 = np.full(stable.shape, np.inf)
+    if np.any(stable):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            parts = _fleet_parts(
+                workload, rate_grid[stable], count_grid[stable], 0.99, use_table=True
+            )
+        p99[stable] = parts.quantile_ms
+    return p99
+
+
+def _fleet_exact_wait(workload: Workload, parts: fleet.FleetLatency) -> list[float] | None:
+    """Without batching and with a whole number of pooled servers, the exact M/D/n waits."""
+    if workload.effective_max_batch_size != 1:
+        return None
+    # Gamma arrivals of whole shape k are Erlang-k, and E_k/D/c waits exactly as M/D/(kc) at k
+    # times the rate. A random split of a bursty stream is not Gamma, and least request is only
+    # approximated by pooling.
+    shape = float(fleet.arrival_shape(workload, np.array(float(workload.replicas))))
+    erlang_stream = workload.lb_policy in ("round_robin", "central_queue") or (
+        workload.lb_policy == "random" and workload.arrival_cv == 1.0
+    )
+    if not erlang_stream or shape < 1.0 or abs(shape - round(shape)) > 1e-9:
+        return None
+    pooled = float(parts.pooled_servers)
+    wait = mdc.MdcWait.solve(int(pooled), pooled * float(parts.utilization))
+    if not wait.is_exact:
+        return None
+    return [wait.wait_quantile(q) * workload.single_request_ms for q in QUANTILES]
+
+
+def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
+    rate = np.array(workload.rate_rps / 1000.0)
+    replicas = np.array(float(workload.replicas))
+    parts = [_fleet_parts(workload, rate, replicas, q) for q in QUANTILES]
+    tail = parts[-1]
+    exact = _fleet_exact_wait(workload, tail)
+    if exact is not None:
+        p50, p95, p99 = (workload.single_request_ms + wait for wait in exact)
+    else:
+        p50, p95, p99 = (float(part.quantile_ms) for part in parts)
+    compute = float(tail.compute_ms)
+    queue = p99 - float(tail.quantile_ms) + float(tail.queue_ms)
+    accuracy, note = fleet.accuracy(workload, tail, exact is not None)
+    return LatencyResult(
+        p50_ms=min(p50, p95),
+        p95_ms=min(p95, p99),
+        p99_ms=p99,
+        compute_ms=compute,
+        batch_wait_ms=max(0.0, p99 - compute - queue),
         queue_ms=queue,
         capacity_rps=capacity,
         utilization=utilization,

@@ -129,8 +129,8 @@ def test_advanced_extremes_are_finite_or_explicitly_unstable(model, toggles):
 
 
 def test_the_sweep_covers_every_corner():
-    assert len(MAIN_CORNERS) == 2 ** len(MAIN) == 64, "six main inputs make 64 corners"
-    assert len({tuple(c.values()) for c in MAIN_CORNERS}) == 64, "corners must be distinct"
+    assert len(MAIN_CORNERS) == 2 ** len(MAIN) == 128, "seven main inputs make 128 corners"
+    assert len({tuple(c.values()) for c in MAIN_CORNERS}) == 128, "corners must be distinct"
     assert len(ADVANCED_SAMPLE) == 2 ** len(ADVANCED), "every advanced corner is sampled once"
 
 

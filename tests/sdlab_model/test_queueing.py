@@ -50,7 +50,9 @@ def test_md1_p99_is_exact_golden():
 
 
 def _cpu(servers: int, rho: float, latency_ms: float = 20.0, batching: bool = False, **kw):
+    """The fleet-wide queue (``central_queue``) with ``servers`` one-worker replicas."""
     base = Workload(
+        lb_policy="central_queue",
         model_latency_ms=latency_ms,
         replicas=servers,
         cpu_workers_per_replica=1,
@@ -83,7 +85,7 @@ def test_batching_flags_few_servers_and_server_limited_batches():
     assert window_limited.accuracy == "validated", "window-limited batching is in its target"
     limited = queueing.latency(_cpu(16, 0.5, batching=True, batch_window_ms=5.0))
     assert limited.accuracy == "approximate", "server-limited batching must be flagged"
-    card = queueing.latency(SCENARIOS[1].workload())
+    card = queueing.latency(SCENARIOS[1].workload().with_changes(lb_policy="central_queue"))
     assert card.accuracy == "validated", "the dynamic-batching card is in the validated regime"
 
 
@@ -169,6 +171,7 @@ def test_flat_cost_batches_keep_validated_a_little_longer():
     # validated (simulated p99 5.43 ms, model 5.45 ms; seed 2, 300k requests, 2026-11-29), while
     # the CPU limit (0.3) would flag it.
     base = Workload(
+        lb_policy="central_queue",
         model_latency_ms=20,
         replicas=16,
         gpu_instances_per_replica=1,

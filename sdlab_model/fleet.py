@@ -1,0 +1,362 @@
+"""The fleet as deployed: a load balancer in front of replicas that each batch per model.
+
+Every policy but ``central_queue`` is modelled one replica at a time. A replica sees the fleet's
+rate divided by ``R`` replicas; what the balancer changes is how *regular* that stream is, which
+is summed up as the squared coefficient of variation of its gaps, ``a2``, or its *shape*
+``k = 1 / a2`` (a Gamma renewal stream of shape ``k``):
+
+- ``random`` thins the fleet's stream: ``a2 = 1 + (ca^2 - 1) / R`` (a Poisson stream stays
+  Poisson, so a replica is exactly one queue at ``lambda / R``);
+- ``round_robin`` gives each replica every R-th arrival: ``a2 = ca^2 / R`` (for Poisson arrivals
+  an Erlang-R stream, which makes the replicas together behave like one pooled queue);
+- ``least_request`` (power of two choices on unfinished requests) is modelled as ``random``
+  with batching (a replica that just dispatched a batch looks idle and draws the next requests,
+  so batches do not pool) and as ``round_robin`` without it; both are flagged where simulation
+  showed them off.
+
+Inside a replica each model ``m`` (share ``p_m``) has its own batcher fed by a thinned stream
+(``a2_m = p_m a2 + 1 - p_m``). Batch formation and service follow ``sdlab_model.batching``
+per model; the replica's slots then serve the merged stream of every model's batches. The
+queue for a slot uses the fact that a GI/D/c queue with Gamma-``k`` arrivals has the waiting
+time of an M/D/(k c) queue at ``k`` times the rate when ``k`` is whole (each slot of a FCFS
+deterministic queue sees every c-th arrival, as in M/D/c's cyclic view), and interpolates
+between whole ``k``: the tail decay rate solves ``eta D = k c ln(1 + eta / (k lambda))``, and
+the tail constant is the M/D/c one at ``(k c, rho)``.
+
+Sources: Triton's dynamic batcher (one scheduler per model, ``max_queue_delay_microseconds``);
+Envoy's load-balancer docs (round robin, least request with two choices); Kubernetes
+kube-proxy (random backend in iptables mode); Whitt, "The Queueing Network Analyzer", Bell
+System Technical Journal 62 (1983), for superposed streams; Tijms, *A First Course in Stochastic
+Models* (2003) §9.4 for the E_k/D/c decay rate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdlab_model import batching, mdc, mdc_grid
+from sdlab_model.workload import Workload
+
+MAX_VALIDATED_REPLICA_SCV = 1.05
+"""Above this squared CV of a replica's arrival gaps the model is flagged approximate."""
+
+MIN_VALIDATED_POOLED_SERVERS = 4.0
+"""Below this (fractional) pooled server count the unbatched tail is flagged approximate."""
+
+MAX_VALIDATED_QUEUE_SHARE = 0.1
+"""With batching, a slot queue above this share of the p99 is flagged approximate (no cell of
+the tuning grid in that regime was validated; seed 4's test grid found one 16% high there)."""
+
+MAX_MODEL_CLASSES = 24
+"""Models with similar traffic shares are grouped into at most this many classes."""
+
+
+@dataclass(frozen=True)
+class ModelClasses:
+    """Hosted models grouped by traffic share: ``count[j]`` models of share ``share[j]`` each."""
+
+    share: np.ndarray
+    count: np.ndarray
+
+    @property
+    def weight(self) -> np.ndarray:
+        """Traffic share of each class, all its models together."""
+        return self.share * self.count
+
+
+def model_classes(workload: Workload) -> ModelClasses:
+    """The hosted models as at most ``MAX_MODEL_CLASSES`` classes of equal share.
+
+    Exact (one class per distinct share) when there are few models or an even split; otherwise
+    models are grouped by share on a log scale, each group represented by its mean share (the
+    group's traffic is kept exactly).
+    """
+    shares = workload.model_shares
+    distinct, counts = np.unique(np.round(shares, 15), return_counts=True)
+    if distinct.size <= MAX_MODEL_CLASSES:
+        return ModelClasses(distinct.astype(float), counts.astype(float))
+    edges = np.linspace(np.log(shares.min()), np.log(shares.max()), MAX_MODEL_CLASSES + 1)
+    group = np.clip(
+        np.searchsorted(edges, np.log(shares), side="right") - 1, 0, MAX_MODEL_CLASSES - 1
+    )
+    count = np.bincount(group, minlength=MAX_MODEL_CLASSES).astype(float)
+    weight = np.bincount(group, weights=shares, minlength=MAX_MODEL_CLASSES)
+    keep = count > 0
+    return ModelClasses(weight[keep] / count[keep], count[keep])
+
+
+def replica_arrival_scv(policy: str, replicas: np.ndarray, arrival_cv: float) -> np.ndarray:
+    """Squared CV ``a2`` of the gaps between arrivals at one replica, by balancer policy."""
+    fleet_scv = arrival_cv * arrival_cv
+    r = np.asarray(replicas, dtype=float)
+    if policy == "round_robin":
+        return fleet_scv / r
+    if policy == "central_queue":
+        return np.full(r.shape, fleet_scv)
+    return 1.0 + (fleet_scv - 1.0) / r
+
+
+def _replica_view(workload: Workload, rate_per_ms, replicas):
+    """Per-replica rate (per ms), replica count and slots per replica, as arrays.
+
+    ``central_queue`` is one queue over every slot of the fleet: a single "replica" with
+    ``servers`` slots at the fleet's rate.
+    """
+    lam, r = np.broadcast_arrays(np.asarray(rate_per_ms, float), np.asarray(replicas, float))
+    if workload.is_central_queue:
+        return lam, np.ones(lam.shape), r * workload.slots_per_replica
+    return lam / r, r, np.full(lam.shape, float(workload.slots_per_replica))
+
+
+def arrival_shape(workload: Workload, replicas: np.ndarray) -> np.ndarray:
+    """Gamma shape ``k = 1 / a2`` of the arrivals one replica's queue sees (``central_queue``:
+    the fleet's own stream, ``1 / arrival_cv**2``)."""
+    return _pooled_shape(workload, replicas)
+
+
+def _pooled_shape(workload: Workload, replicas: np.ndarray) -> np.ndarray:
+    """Arrival shape ``k`` the slot queue of one replica sees (least request: see module doc)."""
+    policy = workload.lb_policy
+    if policy == "least_request":
+        policy = "random" if workload.dynamic_batching else "round_robin"
+    return 1.0 / replica_arrival_scv(policy, replicas, workload.arrival_cv)
+
+
+@dataclass(frozen=True)
+class FleetLatency:
+    """Arrays (one entry per cell) of one replica's latency quantile and its parts, in ms."""
+
+    quantile_ms: np.ndarray
+    compute_ms: np.ndarray
+    queue_ms: np.ndarray
+    mean_batch_size: np.ndarray
+    utilization: np.ndarray
+    saturation: np.ndarray
+    pooled_servers: np.ndarray
+
+
+def unbatched_quantile(
+    workload: Workload, rate_per_ms: np.ndarray, replicas: np.ndarray, q: float
+) -> FleetLatency:
+    """Without batching: one replica is a GI/D/c queue, taken as M/D/(k c) at ``k`` x the rate.
+
+    The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.mdc_grid``) at
+    ``k c`` servers (fractional ``k c`` interpolates between whole ones).
+    """
+    x, r, c = _replica_view(workload, rate_per_ms, replicas)
+    s = workload.single_request_ms
+    shape = _pooled_shape(workload, r)
+    pooled = np.maximum(c * shape, 1.0)
+    rho = x * s / c
+    stable = rho < 1.0
+    rho_safe = np.where(stable, rho, 0.5)
+    eta = mdc.decay_rate(pooled, pooled * rho_safe)
+    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - math.log(1.0 - q)
+    wait = np.where(stable, np.maximum(0.0, log_excess) / eta * s, np.inf)
+    ones = np.ones(x.shape)
+    return FleetLatency(
+        quantile_ms=s + wait,
+        compute_ms=s * ones,
+        queue_ms=wait,
+        mean_batch_size=ones,
+        utilization=rho,
+        saturation=0.0 * ones,
+        pooled_servers=pooled,
+    )
+
+
+def batched_quantile(
+    workload: Workload,
+    rate_per_ms: np.ndarray,
+    replicas: np.ndarray,
+    q: float,
+    classes: ModelClasses | None = None,
+    use_table: bool = False,
+) -> FleetLatency:
+    """With batching: per-model formation and service, then a queue of batches for the slots.
+
+    ``use_table`` (for grids): with one model class, step 2's quantile comes from the
+    precomputed standard table (``batching.quantile_from_table``, within 1% at the p99)
+    instead of a Newton solve per cell.
+
+    Steps, per replica (rate ``x = lambda / R``, ``c`` slots, model class ``j`` with one model's
+    share ``p_j`` and ``n_j`` models; ``s``, ``f``, ``B``, ``W`` as in ``sdlab_model.batching``):
+
+    1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
+       window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
+       slot frees; with equal holding time ``T`` for all models the slots just keep up when
+       ``T = M s f / (c - x s (1 - f))``, so batches grow to ``b_j = min(B, max(b_w, x_j T))``.
+    2. Formation plus service ``F_j + S_j`` as in ``batching`` (the batch-count variance is the
+       window's arrivals times ``a2_j``), and the ``q`` quantile of their mixture over models
+       (weights: traffic shares).
+    3. The slots serve the merged batch stream: its gap SCV by Whitt's QNA hybrid for
+       superposed streams (each model's batch gaps have SCV ``a2_j / b_j``), shape
+       ``k_B = 1 / SCV``; the wait tail ``C e^(-eta t)`` with ``eta D = k_B c ln(1 + eta/(k_B
+       Lambda))`` (``Lambda`` the batch rate, ``D`` the mean batch service) and ``C`` the M/D/c
+       constant at ``(k c, u)``. Its ``q`` quantile is added to step 2's.
+
+    Approximations: those of ``sdlab_model.batching`` plus the mixture of batch sizes served as
+    their mean. ``scripts/accuracy_report.py`` measures where this holds.
+    """
+    if workload.is_central_queue:  # one batcher for every model
+        classes = ModelClasses(np.ones(1), np.ones(1))
+        models = 1.0
+    else:
+        classes = classes or model_classes(workload)
+        models = float(workload.models_hosted)
+    x_cells, r, c_cells = _replica_view(workload, rate_per_ms, replicas)
+    cell_shape = x_cells.shape
+    x = x_cells.reshape(-1, 1)  # cells x 1
+    c = c_cells.reshape(-1, 1)
+    shape = _pooled_shape(workload, r).reshape(-1, 1)
+    p = classes.share.reshape(1, -1)  # 1 x classes
+    n = classes.count.reshape(1, -1)
+    weight = classes.weight.reshape(1, -1)
+    s, f = workload.single_request_ms, workload.batch_overhead_share
+    size_cap = float(workload.effective_max_batch_size)
+    window = float(workload.batch_window_ms)
+    tail = 1.0 - q
+
+    def service(b):
+        return s * (f + (1.0 - f) * b)
+
+    x_j = x * p
+    scv_j = p / shape + (1.0 - p)
+    b_window = batching._window_batch(x_j, window, size_cap)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hold_ms = models * s * f / (c - x * s * (1.0 - f))
+    hold_ms = np.where(hold_ms > 0.0, hold_ms, np.inf)
+    b_saturated = x_j * hold_ms
+    batch = np.minimum(size_cap, np.maximum(b_window, b_saturated))
+    saturation_j = b_saturated / b_window
+
+    # ``fill_load`` is a full batch's formation tail for Poisson arrivals; with evenly spaced
+    # arrivals it would be ``B - 1 - tail B`` arrivals' worth. In between, interpolate by the CV.
+    poisson_fill = batching.fill_load(int(size_cap), tail)
+    even_fill = size_cap - 1.0 - tail * size_cap
+    fill = even_fill + (poisson_fill - even_fill) * np.sqrt(scv_j)
+    tau = np.minimum(window, np.maximum(fill, 0.0) / np.maximum(x_j, 1e-300))
+    spread = np.where(
+        b_window < size_cap,
+        np.minimum(scv_j * x_j * window, ((size_cap - b_window) / 2.5) ** 2),
+        0.0,
+    )
+    biased = np.minimum(size_cap, batch + spread / batch)
+    mean_s = service(biased)
+    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)
+    if use_table and classes.share.size == 1:
+        formation_and_service = batching.quantile_from_table(
+            tau[:, 0], 1.0 / batch[:, 0], mean_s[:, 0], sd_s[:, 0], tail
+        )
+    else:
+        formation_and_service = batching.mixture_quantile(
+            tau, 1.0 / batch, mean_s, sd_s, np.broadcast_to(weight, tau.shape), tail
+        )
+    formation_and_service = np.maximum(formation_and_service, service(1.0))
+
+    batch_rate = n * x_j / batch  # per class, batches per ms
+    total_batch_rate = batch_rate.sum(axis=1)
+    mean_service = (batch_rate * service(batch)).sum(axis=1) / total_batch_rate
+    c = c[:, 0]
+    utilization = total_batch_rate * mean_service / c
+    full_batch_load = x[:, 0] * service(size_cap) / (c * size_cap)
+    saturation = (np.broadcast_to(weight, saturation_j.shape) * saturation_j).sum(axis=1)
+    blend = np.clip(saturation, 0.0, 1.0) ** 2
+    queue_load = utilization - (utilization - full_batch_load) * blend
+    # Whitt's QNA hybrid for the merged batch stream's gap SCV.
+    mix = batch_rate / total_batch_rate[:, None]
+    stream_scv = np.broadcast_to(scv_j, batch.shape) / batch
+    nu = 1.0 / (n * (mix / n) ** 2).sum(axis=1)  # streams of equal rate within a class
+    u_clip = np.clip(queue_load, 0.0, 1.0)
+    hybrid = 1.0 / (1.0 + 4.0 * (1.0 - u_clip) ** 2 * (nu - 1.0))
+    merged_scv = hybrid * (mix * stream_scv).sum(axis=1) + (1.0 - hybrid)
+    batch_shape = 1.0 / merged_scv
+
+    pooled = np.maximum(c * shape[:, 0], 1.0)
+    stable = queue_load < 1.0
+    u_safe = np.where(stable, queue_load, 0.5)
+    log_excess = mdc_grid.log_tail_constant(pooled, u_safe) - math.log(tail)
+    phases = c * batch_shape
+    eta = mdc.decay_rate(phases, phases * u_safe) / mean_service
+    queue = np.where(log_excess > 0.0, log_excess / eta, 0.0)
+    queue = np.where(stable, queue, np.inf)
+
+    compute = np.minimum(
+        (np.broadcast_to(weight, mean_s.shape) * mean_s).sum(axis=1), formation_and_service
+    )
+    mean_batch = x[:, 0] / total_batch_rate
+    return FleetLatency(
+        quantile_ms=(formation_and_service + queue).reshape(cell_shape),
+        compute_ms=compute.reshape(cell_shape),
+        queue_ms=queue.reshape(cell_shape),
+        mean_batch_size=mean_batch.reshape(cell_shape),
+        utilization=utilization.reshape(cell_shape),
+        saturation=saturation.reshape(cell_shape),
+        pooled_servers=pooled.reshape(cell_shape),
+    )
+
+
+def accuracy(workload: Workload, parts: FleetLatency, is_exact: bool) -> tuple[str, str]:
+    """``(accuracy, note)`` for one workload's fleet latency: where simulation backs it.
+
+    The limits were set on the tuning grid of ``scripts/fleet_accuracy.py`` and are reported on
+    its independent test grid.
+    """
+    if is_exact:
+        return "exact", (
+            "Exact: without batching each replica is an M/D/c queue, or (round robin, Erlang "
+            "arrivals) the replicas together wait exactly like one pooled M/D/c queue."
+        )
+    if workload.lb_policy == "least_request":
+        return "approximate", (
+            "Least request has no closed form here (replicas that look idle draw the next "
+            "requests); it is approximated by random (with batching) or round robin (without), "
+            "so check it against simulation."
+        )
+    replicas = np.array(float(workload.replicas))
+    scv = 1.0 / float(arrival_shape(workload, replicas))
+    if scv > MAX_VALIDATED_REPLICA_SCV:
+        return "approximate", (
+            f"Each replica's arrivals are bursty (squared CV of the gaps {scv:.2g}); the "
+            "Gamma-arrival queue is outside its accuracy target there."
+        )
+    if workload.effective_max_batch_size == 1:
+        if float(parts.pooled_servers) < MIN_VALIDATED_POOLED_SERVERS:
+            return "approximate", (
+                f"The queue is taken as {float(parts.pooled_servers):.2g} pooled servers, between "
+                "small queues whose tails differ a lot; check it against simulation."
+            )
+        return "validated", "Near-Poisson arrivals at each replica: within 5% of simulation here."
+    if workload.arrival_cv != 1.0:
+        return "approximate", (
+            f"Arrivals with CV {workload.arrival_cv:g} change how batches fill in ways the "
+            "batching model does not follow closely; check it against simulation."
+        )
+    _, _, slots = _replica_view(workload, np.array(1.0), replicas)
+    if float(slots) < batching.MIN_ACCURATE_SERVERS:
+        return "approximate", (
+            f"With {float(slots):.0f} slot(s) per replica a busy slot delays whole batches; the "
+            "batching model is outside its 15% target here."
+        )
+    limit = batching.saturation_limit(workload.batch_overhead_share)
+    if workload.models_hosted > 1:
+        # Batches of several models take turns on the slots; their sizes differ, which the
+        # queue of batches (served at their mean size) follows less well as slots get busy.
+        limit = min(limit, batching.SATURATION_LIMIT)
+    queue_share = float(parts.queue_ms) / float(parts.quantile_ms)
+    if queue_share >= MAX_VALIDATED_QUEUE_SHARE:
+        return "approximate", (
+            f"Waiting for a free slot is {queue_share:.0%} of the p99 here; the model adds the "
+            "queue's p99 to the batch's, which overstates the sum once both matter."
+        )
+    if float(parts.saturation) >= limit:
+        return "approximate", (
+            "Batches are slot-limited (busy slots, not the window, set their size): the model "
+            "is outside its 15% target here."
+        )
+    return "validated", (
+        "Window-limited batching per replica and model: within 15% of simulation in this regime."
+    )
