@@ -32,4 +32,13 @@ st.subheader("Batching and GPUs at a glance")
 st.caption("The same grid with batching off/on and on CPU/GPU replicas, on one colour scale.")
 st.plotly_chart(cache.small_multiples_figure(workload, lab.model), key="heatmap.multiples")
 
+if lab.model == "queueing":
+    st.subheader("Load-balancer policy at a glance")
+    st.caption(
+        "The same grid under each policy. Each replica batches on its own, so how evenly the "
+        "balancer spreads requests sets the batch sizes and the queueing; the central queue is "
+        "the idealized fleet-wide batcher, for comparison."
+    )
+    st.plotly_chart(cache.policy_multiples_figure(workload, lab.model), key="heatmap.policies")
+
 panels.simulation_check(lab)

@@ -19,7 +19,7 @@ import streamlit as st
 from sdlab_model import evaluate
 from sdlab_model.architecture import to_dot
 from sdlab_model.assessment import Assessment, ModelName
-from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import figures, grids
 from sdlab_ui.simulation import SimSummary, simulate_summary
@@ -69,6 +69,16 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
     return figures.PreparedFigure(
         figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES])
+    )
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
+    """The same grid under each load-balancer policy, one colour scale."""
+    spec = CHOICE_BY_NAME["lb_policy"]
+    panels = [grid(workload.with_changes(lb_policy=policy), model) for policy in spec.choices]
+    return figures.PreparedFigure(
+        figures.small_multiples(panels, [spec.label_of(policy) for policy in spec.choices])
     )
 
 

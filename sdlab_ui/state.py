@@ -21,10 +21,12 @@ import streamlit as st
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
+    CHOICE_INPUTS,
     DEFAULT_MODEL,
     MODEL_CHOICES,
     NUMERIC_INPUTS,
     TOGGLE_INPUTS,
+    ChoiceInput,
     NumericInput,
 )
 from sdlab_model.scenarios import SCENARIOS
@@ -121,6 +123,8 @@ def render_sidebar() -> LabState:
                 on_change=_on_input_change,
                 args=(toggle.name,),
             )
+        for choice in (c for c in CHOICE_INPUTS if not c.advanced):
+            _choice_widget(choice, state.workload)
         st.session_state[_MODEL_WIDGET_KEY] = state.model
         st.radio(
             "Latency model",
@@ -145,6 +149,20 @@ def show_notices() -> None:
     """Warn about anything the URL (or a file) asked for that the lab could not take as given."""
     for notice in st.session_state.get(_NOTICES_KEY, ()):
         st.warning(plain_text(notice), icon=":material/warning:")
+
+
+def _choice_widget(spec: ChoiceInput, workload: Workload) -> None:
+    key = widget_key(spec.name)
+    st.session_state[key] = getattr(workload, spec.name)
+    st.selectbox(
+        spec.label,
+        spec.choices,
+        key=key,
+        help=spec.help,
+        format_func=spec.label_of,
+        on_change=_on_input_change,
+        args=(spec.name,),
+    )
 
 
 def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
