@@ -115,7 +115,8 @@ def run(grid: str, cells_per_group: int) -> list[dict]:
 def summary(rows: list[dict]) -> int:
     print(
         f"{'policy':14} {'batching':8} {'cv':>3} {'cells':>5} {'median|err|':>11} "
-        f"{'max|err|':>9} {'flagged':>7} {'beyond target':>13} {'NOT flagged':>11}"
+        f"{'max|err|':>9} {'trusted':>7} {'median':>7} {'max':>7} {'flagged':>7} "
+        f"{'beyond target':>13} {'NOT flagged':>11}"
     )
     unflagged_total = 0
     for policy in LB_POLICIES:
@@ -125,14 +126,20 @@ def summary(rows: list[dict]) -> int:
                 if not group:
                     continue
                 errors = [abs(r["error"]) for r in group]
+                trusted = [abs(r["error"]) for r in group if r["accuracy"] != "approximate"]
+                trusted_text = (
+                    f"{statistics.median(trusted):7.1%} {max(trusted):7.1%}"
+                    if trusted
+                    else f"{'-':>7} {'-':>7}"
+                )
                 flagged = sum(r["accuracy"] == "approximate" for r in group)
                 beyond = sum(abs(r["error"]) > TARGET[mode] for r in group)
                 unflagged = sum(r["outside"] and r["accuracy"] != "approximate" for r in group)
                 unflagged_total += unflagged
                 print(
                     f"{policy:14} {mode:8} {cv:3.0f} {len(group):5d} "
-                    f"{statistics.median(errors):11.1%} {max(errors):9.1%} {flagged:7d} "
-                    f"{beyond:13d} {unflagged:11d}"
+                    f"{statistics.median(errors):11.1%} {max(errors):9.1%} {len(trusted):7d} "
+                    f"{trusted_text} {flagged:7d} {beyond:13d} {unflagged:11d}"
                 )
     return unflagged_total
 
@@ -142,9 +149,13 @@ def main() -> None:
     parser.add_argument("--grid", choices=sorted(GRID_SEEDS), default="test")
     parser.add_argument("--cells-per-group", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write every cell to this file")
+    parser.add_argument("--from-json", type=Path, help="summarize cells an earlier run wrote")
     args = parser.parse_args()
     started = time.perf_counter()
-    rows = run(args.grid, args.cells_per_group)
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())
+    else:
+        rows = run(args.grid, args.cells_per_group)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     unflagged = summary(rows)

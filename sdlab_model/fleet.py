@@ -187,8 +187,10 @@ def batched_quantile(
 
     1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
        window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
-       slot frees; with equal holding time ``T`` for all models the slots just keep up when
-       ``T = M s f / (c - x s (1 - f))``, so batches grow to ``b_j = min(B, max(b_w, x_j T))``.
+       slot frees; if every model's batch is held ``T``, a model dispatches
+       ``max(x_j / B, min(x_j, 1 / T))`` batches per ms and the slots just keep up at the ``T``
+       solving ``x s (1 - f) + s f sum_j n_j max(x_j / B, min(x_j, 1 / T)) = c``
+       (``_saturation_hold_ms``), so batches grow to ``b_j = min(B, max(b_w, x_j T))``.
     2. Formation plus service ``F_j + S_j`` as in ``batching`` (the batch-count variance is the
        window's arrivals times ``a2_j``), and the ``q`` quantile of their mixture over models
        (weights: traffic shares).
@@ -226,9 +228,7 @@ def batched_quantile(
     x_j = x * p
     scv_j = p / shape + (1.0 - p)
     b_window = batching._window_batch(x_j, window, size_cap)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hold_ms = models * s * f / (c - x * s * (1.0 - f))
-    hold_ms = np.where(hold_ms > 0.0, hold_ms, np.inf)
+    hold_ms = _saturation_hold_ms(x, c, x_j, np.broadcast_to(n, x_j.shape), s, f, size_cap)
     b_saturated = x_j * hold_ms
     batch = np.minimum(size_cap, np.maximum(b_window, b_saturated))
     saturation_j = b_saturated / b_window
@@ -297,6 +297,39 @@ def batched_quantile(
         saturation=saturation.reshape(cell_shape),
         pooled_servers=pooled.reshape(cell_shape),
     )
+
+
+def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 60):
+    """The holding time ``T`` (ms) at which one replica's slots just keep up, per cell.
+
+    Each model dispatches ``max(x_j / B, min(x_j, 1/T))`` batches per ms when its batches are
+    held ``T``: a rare model still sends single requests, however long the others wait. Where
+    single requests alone fit in the slots (``x s <= c``), the single-model closed form
+    ``s f / (c - x s (1 - f))`` (below ``1 / x``) keeps the saturation measure continuous; else
+    bisection on ``ln T``. ``inf`` where even full batches cannot keep up.
+    """
+    x1 = x[:, 0]
+    c1 = c[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        closed = s * f / (c1 - x1 * s * (1.0 - f))
+    hold = np.where(closed > 0.0, closed, np.inf)
+    busy = (x1 * s > c1) & (x1 * s * (f / size_cap + 1.0 - f) < c1)
+    if np.any(busy):
+        rates, counts, slots, total = x_j[busy], n[busy], c1[busy], x1[busy]
+        lo = np.log(1.0 / np.max(rates, axis=1))
+        hi = np.full(lo.shape, math.log(1e9))
+
+        def excess(log_hold):
+            per_model = np.maximum(rates / size_cap, np.minimum(rates, np.exp(-log_hold)[:, None]))
+            return total * s * (1.0 - f) + s * f * np.sum(counts * per_model, axis=1) - slots
+
+        for _ in range(steps):
+            mid = 0.5 * (lo + hi)
+            over = excess(mid) > 0.0
+            lo = np.where(over, mid, lo)
+            hi = np.where(over, hi, mid)
+        hold[busy] = np.exp(0.5 * (lo + hi))
+    return hold[:, None]
 
 
 def accuracy(workload: Workload, parts: FleetLatency, is_exact: bool) -> tuple[str, str]:
