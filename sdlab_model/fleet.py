@@ -205,10 +205,8 @@ def batched_quantile(
     """
     if workload.is_central_queue:  # one batcher for every model
         classes = ModelClasses(np.ones(1), np.ones(1))
-        models = 1.0
     else:
         classes = classes or model_classes(workload)
-        models = float(workload.models_hosted)
     x_cells, r, c_cells = _replica_view(workload, rate_per_ms, replicas)
     cell_shape = x_cells.shape
     x = x_cells.reshape(-1, 1)  # cells x 1
