@@ -5,18 +5,49 @@ thousands. The p99 wait is written as ``W99 = max(0, ln(C / 0.01)) / eta``: ``et
 decay rate) is cheap to compute for every cell, and ``C`` (the constant that puts the exponential
 tail through the exact p99) varies smoothly with the server count and the utilization, so it is
 tabulated once from the exact solution (``scripts/build_mdc_table.py``) and interpolated.
+The table is data, ``sdlab_model/data/mdc_tail_constant.npz``, read once when this module loads.
 """
 
 from __future__ import annotations
 
+from importlib import resources
+from importlib.resources.abc import Traversable
+
 import numpy as np
 
 from sdlab_model import mdc
-from sdlab_model.mdc_table import LOAD_NODES_V, LOG_TAIL_CONSTANT, SERVER_NODES
 
-_SERVERS = np.asarray(SERVER_NODES, dtype=float)
-_LOAD_V = np.asarray(LOAD_NODES_V, dtype=float)
-_LOG_C = np.asarray(LOG_TAIL_CONSTANT, dtype=float)
+TABLE_FILE = resources.files(__package__) / "data" / "mdc_tail_constant.npz"
+"""The tabulated ``ln C``, written by scripts/build_mdc_table.py."""
+
+_TABLE_NAMES = ("SERVER_NODES", "LOAD_NODES_V", "LOG_TAIL_CONSTANT")
+
+
+def load_table(source: Traversable = TABLE_FILE) -> tuple[np.ndarray, ...]:
+    """``(SERVER_NODES, LOAD_NODES_V, LOG_TAIL_CONSTANT)`` from the table file, read-only.
+
+    ``LOG_TAIL_CONSTANT[i, j]`` is ``ln C`` at ``SERVER_NODES[i]`` servers and load coordinate
+    ``LOAD_NODES_V[j]`` (see ``log_tail_constant``); the p99 wait is ``max(0, ln(C / 0.01)) / eta``
+    in units of ``D``.
+    """
+    try:
+        with source.open("rb") as stream, np.load(stream, allow_pickle=False) as table:
+            missing = [name for name in _TABLE_NAMES if name not in table.files]
+            if missing:
+                raise ValueError(f"the M/D/c tail-constant table {source} lacks {missing}")
+            arrays = tuple(table[name] for name in _TABLE_NAMES)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(
+            f"the M/D/c tail-constant table {source} is missing: sdlab_model needs this data file "
+            "(installed as package data; python3 scripts/build_mdc_table.py rebuilds it)"
+        ) from error
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
+SERVER_NODES, LOAD_NODES_V, LOG_TAIL_CONSTANT = load_table()
+_SERVERS, _LOAD_V, _LOG_C = SERVER_NODES.astype(float), LOAD_NODES_V, LOG_TAIL_CONSTANT
 
 
 def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 # pytest itself depends on packaging, so the test environment always has it.
@@ -52,6 +53,19 @@ def test_requirements_dev_covers_the_dev_extra():
     assert "requirements.txt" in includes, "requirements-dev.txt must include requirements.txt"
     missing = dev - _as_set(listed)
     assert not missing, f"requirements-dev.txt lacks pyproject's dev extra {sorted(missing)}"
+
+
+def test_package_data_ships_every_model_data_file():
+    package = ROOT / "sdlab_model"
+    patterns = _pyproject()["tool"]["setuptools"]["package-data"]["sdlab_model"]
+    files = [
+        p.relative_to(package).as_posix() for p in (package / "data").rglob("*") if p.is_file()
+    ]
+    assert files, f"no data files under {package / 'data'}"
+    unshipped = [name for name in files if not any(fnmatch(name, glob) for glob in patterns)]
+    assert not unshipped, (
+        f"package-data {patterns} would leave out {unshipped} (sdlab_model needs them)"
+    )
 
 
 def test_the_comparison_sees_version_differences():
