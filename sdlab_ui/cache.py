@@ -22,7 +22,7 @@ from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import figures, grids
-from sdlab_ui.simulation import SimSummary, simulate_summary
+from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
 _GRID_AXES = ("rate_rps", "replicas")
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
@@ -72,10 +72,15 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     )
 
 
-@st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
 def simulation(workload: Workload) -> SimSummary:
-    """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB)."""
-    return simulate_summary(workload)
+    """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB), shared by
+    every workload that differs only in what a simulation ignores (the p99 target)."""
+    return _simulation(simulation_key(workload))
+
+
+@st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
+def _simulation(key: Workload) -> SimSummary:
+    return simulate_summary(key)
 
 
 @dataclass(frozen=True)
