@@ -1,10 +1,12 @@
 """Cached, bounded wrappers around the model: what the pages call instead of the model directly.
 
 Every cache has ``max_entries``, so a visitor moving sliders for an hour cannot make the server
-hold unbounded results. Data results use ``st.cache_data`` (each caller gets its own copy).
-Plotly figures use ``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit,
-and unpickling a figure re-validates every trace, which costs more than drawing it; the figures
-are never mutated after they are built (``figures.PreparedFigure``), so sharing one is safe.
+hold unbounded results; every expensive computation on a miss first takes a slot of the
+process-wide ``budget``, so visitors missing the cache together cannot exhaust the server.
+Data results use ``st.cache_data`` (each caller gets its own copy). Plotly figures use
+``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit, and unpickling a
+figure re-validates every trace, which costs more than drawing it; the figures are never
+mutated after they are built (``figures.PreparedFigure``), so sharing one is safe.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sdlab_model.architecture import to_dot
 from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import figures, grids
+from sdlab_ui import budget, figures, grids
 from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
 _GRID_AXES = ("rate_rps", "replicas")
@@ -35,8 +37,9 @@ SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
 
 @st.cache_data(max_entries=512, show_spinner=False)
 def assessment(workload: Workload, model: ModelName) -> Assessment:
-    """``sdlab_model.evaluate``, cached."""
-    return evaluate(workload, model)
+    """``sdlab_model.evaluate``, cached (near saturation, one at a time: see ``budget``)."""
+    with budget.slot(budget.evaluation_lane(workload, model)):
+        return evaluate(workload, model)
 
 
 def _grid_key(workload: Workload) -> Workload:
@@ -47,7 +50,8 @@ def _grid_key(workload: Workload) -> Workload:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _grid(key: Workload, model: ModelName) -> grids.P99Grid:
-    return grids.compute_grid(key, model)
+    with budget.slot(budget.WORK):
+        return grids.compute_grid(key, model)
 
 
 def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
@@ -80,7 +84,8 @@ def simulation(workload: Workload) -> SimSummary:
 
 @st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
 def _simulation(key: Workload) -> SimSummary:
-    return simulate_summary(key)
+    with budget.slot(budget.WORK):
+        return simulate_summary(key)
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,8 @@ def grid_key(workload: Workload) -> Workload:
 @st.cache_data(max_entries=8, show_spinner=False)
 def coarse_grid(key: Workload, model: ModelName) -> grids.P99Grid:
     """The analytic grid on the simulation's coarser cells."""
-    return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
+    with budget.slot(budget.WORK):
+        return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -180,13 +186,14 @@ def simulated_grid(key: Workload) -> np.ndarray:
             done_cells / total_cells, text=f"Simulating {done_cells} of {total_cells} cells…"
         )
 
-    simulated = simulate_grid(
-        key,
-        grids.rate_axis(VERIFY_RATE_CELLS),
-        grids.replica_axis(VERIFY_REPLICA_CELLS),
-        n_requests=VERIFY_REQUESTS_PER_CELL,
-        progress=report,
-    )
+    with budget.slot(budget.HEAVY):
+        simulated = simulate_grid(
+            key,
+            grids.rate_axis(VERIFY_RATE_CELLS),
+            grids.replica_axis(VERIFY_REPLICA_CELLS),
+            n_requests=VERIFY_REQUESTS_PER_CELL,
+            progress=report,
+        )
     bar.empty()
     return simulated
 
