@@ -12,7 +12,7 @@ mutated after they are built (``figures.PreparedFigure``), so sharing one is saf
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -26,6 +26,10 @@ from sdlab_model.workload import Workload
 from sdlab_ui import budget, figures, grids
 from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
+# How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
+# (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
+# seven cached calls. Two workloads with equal fields are equal, so the key is as exact.
+_KEY = {Workload: astuple}
 _GRID_AXES = ("rate_rps", "replicas")
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
     ("CPU, batching off", {"dynamic_batching": False, "gpu": False}),
@@ -35,7 +39,7 @@ SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
 )
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, hash_funcs=_KEY, show_spinner=False)
 def assessment(workload: Workload, model: ModelName) -> Assessment:
     """``sdlab_model.evaluate``, cached (near saturation, one at a time: see ``budget``)."""
     with budget.slot(budget.evaluation_lane(workload, model)):
@@ -48,7 +52,7 @@ def _grid_key(workload: Workload) -> Workload:
     return workload.with_changes(**{n: NUMERIC_BY_NAME[n].default for n in _GRID_AXES})
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner=False)
 def _grid(key: Workload, model: ModelName) -> grids.P99Grid:
     with budget.slot(budget.WORK):
         return grids.compute_grid(key, model)
@@ -61,13 +65,13 @@ def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
 
 # Figures are the largest entries (measured: ~0.8 MB per heatmap, ~3 MB per 2 x 2 view), and a
 # visitor revisits only the last few settings: small bounds keep the server's memory in budget.
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def heatmap_figure(workload: Workload, model: ModelName) -> go.Figure:
     """The main p99 heatmap."""
     return figures.PreparedFigure(figures.p99_heatmap(grid(workload, model)))
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
 def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """Batching off/on x CPU/GPU, one colour scale."""
     panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
@@ -82,7 +86,7 @@ def simulation(workload: Workload) -> SimSummary:
     return _simulation(simulation_key(workload))
 
 
-@st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Simulating 200,000 requests…")
 def _simulation(key: Workload) -> SimSummary:
     with budget.slot(budget.WORK):
         return simulate_summary(key)
@@ -118,7 +122,7 @@ def lab_view(workload: Workload, model: ModelName) -> LabView:
     return view
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, hash_funcs=_KEY, show_spinner=False)
 def _lab_view(workload: Workload, model: ModelName) -> LabView:
     """The Lab page's results and figures, built once per inputs and shared read-only."""
     queueing, teaching = assessment(workload, "queueing"), assessment(workload, "teaching")
@@ -136,7 +140,7 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
     return LabView(result, queueing, teaching, sim, dot, breakdown)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, hash_funcs=_KEY, show_spinner=False)
 def distribution_figure(workload: Workload) -> go.Figure | None:
     """The simulated latency CDF with both models' p99 and the target; None if unstable.
 
@@ -163,14 +167,14 @@ def grid_key(workload: Workload) -> Workload:
     return _grid_key(workload)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def coarse_grid(key: Workload, model: ModelName) -> grids.P99Grid:
     """The analytic grid on the simulation's coarser cells."""
     with budget.slot(budget.WORK):
         return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def simulated_grid(key: Workload) -> np.ndarray:
     """Simulated p99 on the coarse cells, with a progress bar while it runs (~10 s at most).
 
@@ -198,7 +202,7 @@ def simulated_grid(key: Workload) -> np.ndarray:
     return simulated
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figure, go.Figure]:
     """The coarse analytic heatmap and the model-vs-simulation error map, side by side."""
     key = _grid_key(workload)
