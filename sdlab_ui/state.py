@@ -49,7 +49,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=\"'&@/])")
 # pattern does (after "https:", "www" and "@"), and the text still reads the same.
 WORD_JOINER = "\u2060"
 _AUTOLINK_START = re.compile(r"(:)(?=//)|(www)(?=\.)|(@)", re.IGNORECASE)
-MAX_NOTICES_SHOWN = 3
+MAX_NOTICES_SHOWN = 5
 """Notices drawn one by one; the rest are counted (a URL can carry a thousand unknown keys)."""
 
 
