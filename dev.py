@@ -1,32 +1,52 @@
 #!/usr/bin/env python3
-"""One command to run sdlab, one to test it; each sets up what it needs first.
+"""One command to run sdlab, one to test it, one to upgrade its pinned dependencies.
 
-    python3 dev.py run     # serve the app on http://localhost:8501
-    python3 dev.py test    # the whole test suite (browser tests skip where no Chromium exists)
+    python3 dev.py run      # serve the app on http://localhost:8501
+    python3 dev.py test     # the whole test suite (browser tests skip where no Chromium exists)
+    python3 dev.py upgrade  # re-resolve the newest versions pyproject.toml allows, rewrite the
+                            # pins in requirements*.txt, then run the test suite on them
 
-Both make a virtual environment in .venv on first use and install into it from requirements.txt
-(run) or requirements-dev.txt (test). They reinstall only when those files change. Anything after
-the command goes to streamlit or pytest, e.g. ``python3 dev.py test -k heatmap``.
+``run`` and ``test`` make a virtual environment in .venv on first use and install into it from
+requirements.txt (run) or requirements-dev.txt (test): exact pins, the versions the suite passed
+with. They reinstall only when those files change. Anything after the command goes to streamlit
+or pytest, e.g. ``python3 dev.py test -k heatmap``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 REQUIREMENTS = {"run": "requirements.txt", "test": "requirements-dev.txt"}
+SERVER_ENVIRONMENT = {
+    # glibc gives each thread that allocates its own malloc arena (up to 8 per core), and freed
+    # memory stays in them: after ten visitors looping on expensive inputs the server held
+    # ~660 MB. Two arenas (with the budget of one exact solve at a time) held it to 549 MB.
+    "MALLOC_ARENA_MAX": "2",
+    # numpy's OpenBLAS runs a dense solve on every core; one thread keeps an exact M/D/c solve
+    # (sdlab_ui.budget runs one at a time) to one core, leaving the other to everyone else.
+    "OPENBLAS_NUM_THREADS": "1",
+}
+_LOCK_HEADER = """\
+# {what}
+# Exact pins: the versions the test suite passed with. Written by `python3 dev.py upgrade` from
+# pyproject.toml's ranges (on Linux, Python {python}); do not edit by hand. Direct dependencies
+# first, then what they need.
+"""
 
 
-def _venv_python() -> Path:
+def _venv_python(root: Path = VENV) -> Path:
     scripts = "Scripts" if os.name == "nt" else "bin"
     name = "python.exe" if os.name == "nt" else "python"
-    return VENV / scripts / name
+    return root / scripts / name
 
 
 def _requirements_digest(requirements: str) -> str:
@@ -64,7 +84,98 @@ def _ensure_environment(requirements: str) -> Path:
     return python
 
 
+def installed_closure(requirements: list[str]) -> list[tuple[str, str, bool]]:
+    """(name, installed version, is direct) of ``requirements`` and everything they need, as
+    installed in the running interpreter. Runs inside the environment being pinned."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, tuple[str, str, bool]] = {}
+    todo = [(Requirement(text), True) for text in requirements]
+    while todo:
+        requirement, direct = todo.pop(0)
+        name = canonicalize_name(requirement.name)
+        if name in found:
+            continue
+        distribution = metadata.distribution(requirement.name)
+        found[name] = (distribution.metadata["Name"], distribution.version, direct)
+        for text in distribution.requires or []:
+            needed = Requirement(text)
+            wanted_extras = requirement.extras or {""}
+            if needed.marker is None or any(
+                needed.marker.evaluate({"extra": extra}) for extra in wanted_extras
+            ):
+                todo.append((needed, False))
+    return sorted(found.values(), key=lambda pin: (not pin[2], pin[0].lower()))
+
+
+def _pyproject_requirements() -> tuple[list[str], list[str]]:
+    import tomllib  # here, not at the top: dev.py first tells a Python 3.10 user what it needs
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["dependencies"], project["optional-dependencies"]["dev"]
+
+
+def _closure_in(python: Path, requirements: list[str]) -> list[tuple[str, str, bool]]:
+    code = "import json, sys, dev; print(json.dumps(dev.installed_closure(sys.argv[1:])))"
+    output = subprocess.run(
+        [str(python), "-c", code, *requirements],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [tuple(pin) for pin in json.loads(output)]
+
+
+def write_pins(python: Path) -> None:
+    """Rewrite requirements.txt and requirements-dev.txt from what ``python``'s environment has
+    installed for pyproject.toml's runtime dependencies and its dev extra."""
+    runtime, dev = _pyproject_requirements()
+    runtime_pins = _closure_in(python, runtime)
+    runtime_names = {name.lower() for name, _, _ in runtime_pins}
+    dev_pins = [pin for pin in _closure_in(python, dev) if pin[0].lower() not in runtime_names]
+    version = subprocess.run(
+        [str(python), "-c", "import platform; print(platform.python_version())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    for file_name, what, pins, includes in (
+        ("requirements.txt", "Runtime dependencies: what Streamlit Community Cloud installs.",
+         runtime_pins, []),
+        ("requirements-dev.txt", "Test and benchmark tools, on top of the runtime.",
+         dev_pins, ["-r requirements.txt"]),
+    ):  # fmt: skip
+        lines = [_LOCK_HEADER.format(what=what, python=version), *includes]
+        lines += [f"{name}=={pinned}" for name, pinned, _ in pins]
+        (ROOT / file_name).write_text("\n".join(line.rstrip("\n") for line in lines) + "\n")
+
+
+def upgrade() -> int:
+    """Install the newest versions pyproject.toml allows into a fresh environment, pin them,
+    and run the test suite on the new pins."""
+    runtime, dev = _pyproject_requirements()
+    with tempfile.TemporaryDirectory(prefix="sdlab-upgrade-") as folder:
+        print("Resolving the newest allowed versions in a fresh environment ...", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+        python = _venv_python(Path(folder))
+        pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+        subprocess.run([*pip, "--upgrade", "pip"], check=True)
+        subprocess.run([*pip, *runtime, *dev], check=True)
+        write_pins(python)
+    print("Pins rewritten (git diff requirements*.txt); testing them ...", flush=True)
+    status = main(["test"])
+    verdict = "passed: commit requirements*.txt" if status == 0 else "FAILED: keep the old pins"
+    print(f"The test suite {verdict} (git checkout -- requirements*.txt restores them).")
+    return status
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["upgrade"]:
+        return upgrade()
     if not argv or argv[0] not in REQUIREMENTS:
         print(__doc__)
         return 2
@@ -72,8 +183,8 @@ def main(argv: list[str]) -> int:
     python = _ensure_environment(REQUIREMENTS[command])
     if command == "run":
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
-    else:
-        args = [str(python), "-m", "pytest", *rest]
+        return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})
+    args = [str(python), "-m", "pytest", *rest]
     return subprocess.call(args, cwd=ROOT)
 
 

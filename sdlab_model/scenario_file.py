@@ -15,6 +15,8 @@ show it and leave the current lab untouched:
 
 - too large (over ``MAX_FILE_BYTES``, checked before any parsing), not UTF-8, not JSON,
   nested too deeply, a duplicated key;
+- a lone surrogate escape such as ``"\\ud800"`` anywhere (JSON allows it, Python reads it, but it
+  is not a character: no page can show it, and UTF-8 cannot encode it);
 - NaN or ±Infinity (Python's ``json`` reads ``NaN``, ``Infinity`` and numbers like ``1e400``
   that overflow to infinity; a scenario file never holds them);
 - not a JSON object, another schema, another version;
@@ -106,6 +108,7 @@ def loads(data: str | bytes | bytearray | memoryview) -> ScenarioFile:
     except ValueError:
         # int() refuses integers with thousands of digits (CPython's int_max_str_digits).
         raise ScenarioFileError("The file holds a number with too many digits to read.") from None
+    _refuse_lone_surrogates(document)
     if not isinstance(document, dict):
         raise ScenarioFileError(
             f"The file must hold a JSON object ({{...}}), not {_json_type(document)}."
@@ -148,6 +151,25 @@ def _decode(data: str | bytes | bytearray | memoryview) -> str:
     except UnicodeDecodeError as error:
         raise ScenarioFileError(
             f"The file is not UTF-8 text (byte 0x{raw[error.start]:02x} at position {error.start})."
+        ) from None
+
+
+def _refuse_lone_surrogates(document: Any) -> None:
+    """Refuse text that is not Unicode before any message can quote it.
+
+    JSON's ``\\ud800`` escape parses to a lone surrogate, which Streamlit cannot send to a page
+    (``UnicodeEncodeError``); a pair of escapes is one ordinary character and passes.
+    """
+    try:
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ScenarioFileError(
+            "The file holds a lone surrogate escape (such as \\ud800): text that is not a "
+            "character, so it cannot be a scenario file."
+        ) from None
+    except RecursionError:
+        raise ScenarioFileError(
+            "The file is not a scenario file: it is nested too deeply."
         ) from None
 
 
@@ -256,8 +278,12 @@ def _json_type(value: Any) -> str:
 
 
 def _quote(text: str, limit: int = 40) -> str:
-    """Untrusted text as an inert Markdown code span: one line, shortened, no backticks."""
+    """Untrusted text as an inert Markdown code span: one line, shortened, no backticks.
+
+    A lone surrogate (which ``loads`` refuses first) would be shown as its escape, never passed on.
+    """
     flat = " ".join(str(text).replace("`", "'").split())
+    flat = flat.encode("utf-8", "backslashreplace").decode("utf-8")
     if not flat:
         return "(empty)"
     if len(flat) > limit:

@@ -1,16 +1,18 @@
 """Cached, bounded wrappers around the model: what the pages call instead of the model directly.
 
 Every cache has ``max_entries``, so a visitor moving sliders for an hour cannot make the server
-hold unbounded results. Data results use ``st.cache_data`` (each caller gets its own copy).
-Plotly figures use ``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit,
-and unpickling a figure re-validates every trace, which costs more than drawing it; the figures
-are never mutated after they are built (``figures.PreparedFigure``), so sharing one is safe.
+hold unbounded results; every expensive computation on a miss first takes a slot of the
+process-wide ``budget``, so visitors missing the cache together cannot exhaust the server.
+Data results use ``st.cache_data`` (each caller gets its own copy). Plotly figures use
+``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit, and unpickling a
+figure re-validates every trace, which costs more than drawing it; the figures are never
+mutated after they are built (``figures.PreparedFigure``), so sharing one is safe.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -21,9 +23,13 @@ from sdlab_model.architecture import to_dot
 from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import figures, grids
-from sdlab_ui.simulation import SimSummary, simulate_summary
+from sdlab_ui import budget, figures, grids
+from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
+# How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
+# (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
+# seven cached calls. Two workloads with equal fields are equal, so the key is as exact.
+_KEY = {Workload: astuple}
 _GRID_AXES = ("rate_rps", "replicas")
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
     ("CPU, batching off", {"dynamic_batching": False, "gpu": False}),
@@ -33,10 +39,11 @@ SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
 )
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, hash_funcs=_KEY, show_spinner=False)
 def assessment(workload: Workload, model: ModelName) -> Assessment:
-    """``sdlab_model.evaluate``, cached."""
-    return evaluate(workload, model)
+    """``sdlab_model.evaluate``, cached (near saturation, one at a time: see ``budget``)."""
+    with budget.slot(budget.evaluation_lane(workload, model)):
+        return evaluate(workload, model)
 
 
 def _grid_key(workload: Workload) -> Workload:
@@ -45,9 +52,10 @@ def _grid_key(workload: Workload) -> Workload:
     return workload.with_changes(**{n: NUMERIC_BY_NAME[n].default for n in _GRID_AXES})
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner=False)
 def _grid(key: Workload, model: ModelName) -> grids.P99Grid:
-    return grids.compute_grid(key, model)
+    with budget.slot(budget.WORK):
+        return grids.compute_grid(key, model)
 
 
 def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
@@ -57,13 +65,13 @@ def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
 
 # Figures are the largest entries (measured: ~0.8 MB per heatmap, ~3 MB per 2 x 2 view), and a
 # visitor revisits only the last few settings: small bounds keep the server's memory in budget.
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def heatmap_figure(workload: Workload, model: ModelName) -> go.Figure:
     """The main p99 heatmap."""
     return figures.PreparedFigure(figures.p99_heatmap(grid(workload, model)))
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
 def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """Batching off/on x CPU/GPU, one colour scale."""
     panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
@@ -82,10 +90,16 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     )
 
 
-@st.cache_data(max_entries=64, show_spinner="Simulating 200,000 requests…")
 def simulation(workload: Workload) -> SimSummary:
-    """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB)."""
-    return simulate_summary(workload)
+    """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB), shared by
+    every workload that differs only in what a simulation ignores (the p99 target)."""
+    return _simulation(simulation_key(workload))
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Simulating 200,000 requests…")
+def _simulation(key: Workload) -> SimSummary:
+    with budget.slot(budget.WORK):
+        return simulate_summary(key)
 
 
 @dataclass(frozen=True)
@@ -118,7 +132,7 @@ def lab_view(workload: Workload, model: ModelName) -> LabView:
     return view
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, hash_funcs=_KEY, show_spinner=False)
 def _lab_view(workload: Workload, model: ModelName) -> LabView:
     """The Lab page's results and figures, built once per inputs and shared read-only."""
     queueing, teaching = assessment(workload, "queueing"), assessment(workload, "teaching")
@@ -136,7 +150,7 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
     return LabView(result, queueing, teaching, sim, dot, breakdown)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, hash_funcs=_KEY, show_spinner=False)
 def distribution_figure(workload: Workload) -> go.Figure | None:
     """The simulated latency CDF with both models' p99 and the target; None if unstable.
 
@@ -163,13 +177,14 @@ def grid_key(workload: Workload) -> Workload:
     return _grid_key(workload)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def coarse_grid(key: Workload, model: ModelName) -> grids.P99Grid:
     """The analytic grid on the simulation's coarser cells."""
-    return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
+    with budget.slot(budget.WORK):
+        return grids.compute_grid(key, model, VERIFY_RATE_CELLS, VERIFY_REPLICA_CELLS)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def simulated_grid(key: Workload) -> np.ndarray:
     """Simulated p99 on the coarse cells, with a progress bar while it runs (~10 s at most).
 
@@ -185,18 +200,19 @@ def simulated_grid(key: Workload) -> np.ndarray:
             done_cells / total_cells, text=f"Simulating {done_cells} of {total_cells} cells…"
         )
 
-    simulated = simulate_grid(
-        key,
-        grids.rate_axis(VERIFY_RATE_CELLS),
-        grids.replica_axis(VERIFY_REPLICA_CELLS),
-        n_requests=VERIFY_REQUESTS_PER_CELL,
-        progress=report,
-    )
+    with budget.slot(budget.HEAVY):
+        simulated = simulate_grid(
+            key,
+            grids.rate_axis(VERIFY_RATE_CELLS),
+            grids.replica_axis(VERIFY_REPLICA_CELLS),
+            n_requests=VERIFY_REQUESTS_PER_CELL,
+            progress=report,
+        )
     bar.empty()
     return simulated
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)
 def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figure, go.Figure]:
     """The coarse analytic heatmap and the model-vs-simulation error map, side by side."""
     key = _grid_key(workload)

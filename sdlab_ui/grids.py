@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from sdlab_model import p99_grid
-from sdlab_model.assessment import ModelName, latency
-from sdlab_model.design import needs_of, recommend_stage
-from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model import design, p99_grid
+from sdlab_model.assessment import ModelName
+from sdlab_model.params import MODELS_PER_REPLICA_HOT, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 
 _RATE = NUMERIC_BY_NAME["rate_rps"]
@@ -91,17 +90,43 @@ def stage_grid(
 ) -> np.ndarray:
     """The recommended stage (1-5) in every cell, by the design rules on the cell's workload.
 
-    The rules read a latency result only for its p99 and utilization, which the grid already
-    has, so each cell reuses one computed result with those two numbers replaced.
+    ``design.recommend_stage(design.needs_of(cell, result))`` for every cell at once: the same
+    need-flags as arrays over rate (columns) and replicas (rows), the same rules in the same
+    order. (Per cell, a workload and a latency result cost ~100 ms a grid, most of a Heatmaps
+    rerun.) ``tests/app/test_grids.py`` checks it against the per-cell rules. The stage
+    reads neither p99 nor utilization; ``model``, ``p99_ms`` and ``utilization`` stay in the
+    signature for rules that would.
     """
-    base = latency(workload, model)
-    stages = np.zeros(p99_ms.shape, dtype=int)
-    for i, count in enumerate(replicas):
-        for j, rate in enumerate(rates_rps):
-            cell = workload.with_changes(rate_rps=float(rate), replicas=int(count))
-            result = replace(base, p99_ms=float(p99_ms[i, j]), utilization=float(utilization[i, j]))
-            stages[i, j] = recommend_stage(needs_of(cell, result)).number
-    return stages
+    rate = np.asarray(rates_rps, dtype=float)[None, :]
+    count = np.asarray(replicas, dtype=float)[:, None]
+    models = workload.models_hosted
+    tight_tail = workload.p99_target_ms <= design.TIGHT_TAIL_TARGET_MS
+    needs_batching = ((rate > design.BATCHING_RATE_RPS) & (not tight_tail)) | (
+        rate > design.BATCHING_ANY_TARGET_RATE_RPS
+    )
+    needs_gpu = (workload.model_latency_ms >= design.HEAVY_MODEL_LATENCY_MS) & (
+        rate > design.HIGH_RATE_RPS
+    )
+    needs_autoscale = (rate > design.HIGH_RATE_RPS) | (count > design.AUTOSCALE_REPLICAS)
+    needs_registry = models > 1
+    models_per_slot = models / (count * MODELS_PER_REPLICA_HOT)
+    needs_packing = (
+        (models > count)
+        | (models_per_slot > design.PACKING_SLOT_SHARE)
+        | (models > design.PACKING_MODELS)
+    )
+    batching = workload.dynamic_batching | needs_batching
+    gpu = workload.gpu | needs_gpu
+    cells = np.shape(p99_ms)
+    rules = [  # design.recommend_stage, rule by rule
+        ~(batching | gpu | needs_registry | needs_autoscale),
+        needs_packing,
+        needs_registry & gpu,
+        gpu,
+        batching,
+    ]
+    numbers = [1, 5, 4, 3, 2]
+    return np.select([np.broadcast_to(rule, cells) for rule in rules], numbers, default=1)
 
 
 def grid_csv(grid: P99Grid) -> str:

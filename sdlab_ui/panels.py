@@ -244,6 +244,9 @@ def _on_upload() -> None:
     if uploaded is None:
         st.session_state.pop(_UPLOAD_MESSAGE_KEY, None)
         return
+    if not hasattr(uploaded, "getvalue"):  # a file id the server never received (forged)
+        st.session_state[_UPLOAD_MESSAGE_KEY] = ("error", "the file did not arrive.")
+        return
     try:
         loaded = scenario_file.loads(uploaded.getvalue())
     except scenario_file.ScenarioFileError as error:

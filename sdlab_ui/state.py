@@ -46,6 +46,13 @@ MODEL_LABELS: dict[str, str] = {
 # Markdown (and Streamlit's :color[] / :emoji: directives, $math$) characters that could turn
 # text from a URL into a link, an image or styling when shown in st.warning.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=\"'&@/])")
+# GitHub-flavoured Markdown links bare "https://…", "www.…" and "name@host.tld" (so "mailto:")
+# after escapes are resolved, so escaping cannot stop it; an invisible word joiner inside each
+# pattern does (after "https:", "www" and "@"), and the text still reads the same.
+WORD_JOINER = "\u2060"
+_AUTOLINK_START = re.compile(r"(:)(?=//)|(www)(?=\.)|(@)", re.IGNORECASE)
+MAX_NOTICES_SHOWN = 5
+"""Notices drawn one by one; the rest are counted (a URL can carry a thousand unknown keys)."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +69,13 @@ def widget_key(name: str) -> str:
 
 
 def plain_text(text: str) -> str:
-    """Untrusted text escaped so Markdown shows it literally (no links, images, HTML or styling)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """Untrusted text escaped so Markdown shows it literally (no links, images, HTML or styling).
+
+    One line; a lone surrogate (which no page can be sent) is shown as its escape, ``\\ud800``.
+    """
+    flat = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    unlinked = _AUTOLINK_START.sub(lambda m: m.group(0) + WORD_JOINER, flat)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", unlinked)
 
 
 def current() -> LabState:
@@ -147,8 +159,14 @@ def render_sidebar() -> LabState:
 
 def show_notices() -> None:
     """Warn about anything the URL (or a file) asked for that the lab could not take as given."""
-    for notice in st.session_state.get(_NOTICES_KEY, ()):
+    notices = st.session_state.get(_NOTICES_KEY, ())
+    for notice in notices[:MAX_NOTICES_SHOWN]:
         st.warning(plain_text(notice), icon=":material/warning:")
+    if len(notices) > MAX_NOTICES_SHOWN:
+        st.warning(
+            f"… and {len(notices) - MAX_NOTICES_SHOWN} more notices like these, not shown.",
+            icon=":material/warning:",
+        )
 
 
 def _choice_widget(spec: ChoiceInput, workload: Workload) -> None:
@@ -209,7 +227,10 @@ def _on_input_change(name: str) -> None:
 
 
 def _on_model_change() -> None:
-    st.session_state[_MODEL_KEY] = st.session_state[_MODEL_WIDGET_KEY]
+    chosen = st.session_state[_MODEL_WIDGET_KEY]
+    if chosen not in MODEL_CHOICES:  # a browser only sends an option; a forged message may not
+        return
+    st.session_state[_MODEL_KEY] = chosen
     st.session_state[_NOTICES_KEY] = ()
 
 

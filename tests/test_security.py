@@ -65,6 +65,46 @@ def test_no_full_garbage_collection_after_every_run():
     )
 
 
+def test_inbound_messages_are_small():
+    # Streamlit buffers a websocket frame up to this size before it refuses it: six 190 MB frames
+    # took the server from 234 MB to 1.34 GB (issue 13). The app's own messages stay well below
+    # 5 MB (an upload is at most 1 MB; the largest page message, the 2 x 2 heatmaps, ~0.6 MB).
+    size_mb = _config().get("server", {}).get("maxMessageSize", 200)
+    assert size_mb <= 5, f"[server] maxMessageSize should be at most 5 MB, is {size_mb}"
+    assert size_mb >= 2, f"[server] maxMessageSize {size_mb} MB would refuse the app's own pages"
+
+
+def test_errors_do_not_show_tracebacks():
+    # "full" (the default) shows a visitor the exception message and a traceback with server
+    # paths; "none" shows a generic message and logs the details on the server only.
+    details = _config().get("client", {}).get("showErrorDetails", "full")
+    assert details == "none", f'[client] showErrorDetails should be "none", is {details!r}'
+
+
+def test_start_does_not_look_up_the_external_ip():
+    # A headless start prints the external URL, found by calling checkip.amazonaws.com.
+    logger = _config().get("logger", {})
+    assert logger.get("hideWelcomeMessage") is True, (
+        ".streamlit/config.toml should set [logger] hideWelcomeMessage = true"
+    )
+
+
+def test_every_config_option_exists_in_the_installed_streamlit():
+    # A misspelt or renamed option is silently ignored: the setting would look made and not be.
+    from streamlit import config
+
+    unknown = [
+        f"{section}.{name}"
+        for section, options in _config().items()
+        for name in options
+        if f"{section}.{name}" not in config.get_config_options()
+    ]
+    assert not unknown, f".streamlit/config.toml sets options Streamlit does not have: {unknown}"
+    assert config.get_config_options()["client.showErrorDetails"].default_val == "full", (
+        'this Streamlit no longer defaults to "full" error details: recheck the chosen value'
+    )
+
+
 def _html_problems(source: str, filename: str) -> list[str]:
     """Calls that render non-literal text as HTML, as 'file:line: call'."""
     problems = []

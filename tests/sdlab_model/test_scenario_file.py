@@ -267,3 +267,71 @@ def test_partial_workloads_are_refused_not_filled(workload, model, drop):
     del document["workload"][drop]
     with pytest.raises(ScenarioFileError, match=f"Missing key {drop} in workload"):
         loads(_text(document))
+
+
+LONE_SURROGATE = "\ud800"  # JSON's "\ud800" escape: Python reads it, UTF-8 cannot encode it
+
+
+def _with_lone_surrogate(where: str) -> str:
+    document = _document()
+    if where == "model":
+        document["model"] = LONE_SURROGATE
+    elif where == "unknown key":
+        document[LONE_SURROGATE] = 1
+    elif where == "schema":
+        document["schema"] = LONE_SURROGATE
+    elif where == "boolean field":
+        document["workload"]["gpu"] = "x" + LONE_SURROGATE
+    elif where == "workload key":
+        document["workload"][LONE_SURROGATE] = 1
+    return json.dumps(document)  # ensure_ascii: the surrogate is written as the escape
+
+
+@pytest.mark.parametrize(
+    "where", ["model", "unknown key", "schema", "boolean field", "workload key"]
+)
+def test_a_lone_surrogate_is_refused_with_a_message_a_page_can_show(where):
+    text = _with_lone_surrogate(where)
+    assert "\\ud800" in text, "the test file must hold the escape itself"
+    with pytest.raises(ScenarioFileError) as caught:
+        loads(text.encode("ascii"))
+    message = str(caught.value)
+    assert message.encode("utf-8"), "unreachable: encode raises if the message cannot be shown"
+    assert "surrogate" in message, f"the message should say what is wrong: {message!r}"
+
+
+def test_an_escaped_surrogate_pair_is_ordinary_text():
+    document = _document()
+    document["model"] = "\U0001f600"  # written as the pair "\ud83d\ude00"
+    text = json.dumps(document)
+    assert "\\ud83d\\ude00" in text, "the test file must hold the escaped pair"
+    with pytest.raises(ScenarioFileError, match="Unknown model") as caught:
+        loads(text)
+    assert caught.value.args[0].encode("utf-8"), "a pair is one character, shown as itself"
+
+
+# Lone surrogates (category Cs) are left out of st.text unless asked for.
+ANY_TEXT = st.text(st.characters(codec=None, categories=["Cs", "Ll", "Nd", "Po", "Zs"]), max_size=6)
+
+
+@settings(max_examples=300)
+@given(
+    slot=st.sampled_from(["model", "schema", "top key", "workload key", *Workload().to_dict()]),
+    value=ANY_TEXT
+    | st.lists(ANY_TEXT, max_size=2)
+    | st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=2),
+)
+def test_every_message_can_be_encoded_as_utf8(slot, value):
+    document = _document()
+    if slot in ("model", "schema"):
+        document[slot] = value
+    elif slot == "top key":
+        document[str(value)] = 1
+    elif slot == "workload key":
+        document["workload"][str(value)] = 1
+    else:
+        document["workload"][slot] = value
+    try:
+        loads(json.dumps(document))  # json.dumps writes a lone surrogate as its escape
+    except ScenarioFileError as error:
+        str(error).encode("utf-8")  # raises UnicodeEncodeError if a surrogate reached it

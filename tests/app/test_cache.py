@@ -1,0 +1,44 @@
+"""The caches key expensive work by what affects it, and bound how much of it runs at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.workload import Workload
+from sdlab_ui import cache, simulation
+
+
+@pytest.fixture
+def counted_simulations(monkeypatch):
+    """Calls that reach the simulator through ``cache.simulation`` (cleared before and after)."""
+    calls: list[Workload] = []
+
+    def fake(workload: Workload) -> str:
+        calls.append(workload)
+        return f"simulated {len(calls)}"
+
+    monkeypatch.setattr(cache, "simulate_summary", fake)
+    cache._simulation.clear()
+    yield calls
+    cache._simulation.clear()
+
+
+def test_nudging_the_p99_target_does_not_simulate_again(counted_simulations):
+    first = cache.simulation(Workload(p99_target_ms=100.0))
+    again = cache.simulation(Workload(p99_target_ms=120.0))
+    assert len(counted_simulations) == 1, "the p99 target changes no simulated latency"
+    assert first == again, "both targets must share one simulation"
+
+
+def test_every_other_input_keys_the_simulation(counted_simulations):
+    cache.simulation(Workload())
+    cache.simulation(Workload(rate_rps=NUMERIC_BY_NAME["rate_rps"].default * 1.5))
+    assert len(counted_simulations) == 2, "a new rate must simulate again"
+
+
+def test_the_simulation_key_drops_only_the_target():
+    workload = Workload(p99_target_ms=123.0, rate_rps=321.0)
+    key = simulation.simulation_key(workload)
+    assert key.p99_target_ms == NUMERIC_BY_NAME["p99_target_ms"].default, "target not dropped"
+    assert key.with_changes(p99_target_ms=123.0) == workload, "only the target may change"
