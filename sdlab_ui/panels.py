@@ -15,7 +15,7 @@ from sdlab_model import scenario_file
 from sdlab_model.architecture import path_text
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, state
-from sdlab_ui.figures import ms_text, rate_text
+from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text
 from sdlab_ui.simulation import SimSummary
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
@@ -265,7 +265,10 @@ def simulation_check(lab: state.LabState) -> None:
         f"Simulates {cells} cells ({cache.VERIFY_RATE_CELLS} rates x "
         f"{cache.VERIFY_REPLICA_CELLS} replica counts), "
         f"{cache.VERIFY_REQUESTS_PER_CELL:,} requests each, and maps the {lab.model} model's "
-        "p99 error against it: red where the model is pessimistic, blue where it is optimistic."
+        "p99 error against it: red where the model is pessimistic, blue where it is optimistic, "
+        f"a cross beyond {ERROR_FLAG_PCT:.0f}% (the queueing model's accuracy target); grey "
+        "where both say unstable, black where only one does. One simulation run per cell, so "
+        "no interval: a cell's p99 carries a few percent of sampling error, more near capacity."
     )
     if st.session_state.get(_VERIFIED_KEY) != key:
         st.button(
