@@ -1,6 +1,6 @@
 """The serving architecture as a graph: nine nodes in five columns, nine flows, and its DOT source.
 
-The layout is the seed page's (shared/SEED_MODEL.md, "Architecture diagram"): clients on the left,
+The layout is the original lab's (docs/teaching_model.md, "The diagram"): clients on the left,
 then the gateway, the model servers, the registry and GPU pool, and the asynchronous side
 (metrics, shadow traffic) on the right. Which nodes and flows are live comes from the design rules
 (``sdlab_model.design``); this module only knows the shape and how to draw a state.
@@ -111,7 +111,8 @@ NODES: tuple[Node, ...] = (
 NODE_BY_ID: dict[str, Node] = {node.id: node for node in NODES}
 NODE_IDS: tuple[str, ...] = tuple(NODE_BY_ID)
 
-# (source, destination) in the seed's order; gateway -> replicas is the direct, unbatched route.
+# (source, destination) in the original page's order; gateway -> replicas is the direct,
+# unbatched route.
 FLOWS: tuple[tuple[str, str], ...] = (
     ("client", "gateway"),
     ("gateway", "traffic_split"),

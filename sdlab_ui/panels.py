@@ -130,7 +130,7 @@ def _unstable_text(result: Assessment) -> str:
     )
     if result.model == "teaching" and math.isfinite(result.p99_ms):
         text += (
-            f" The seed page would still show a p99 of {ms_text(result.p99_ms)}: its "
+            f" The original page's model would still show a p99 of {ms_text(result.p99_ms)}: its "
             "queueing term is capped, not a latency."
         )
     needed = result.min_replicas_for_target
