@@ -39,7 +39,7 @@ _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
 MODEL_LABELS: dict[str, str] = {
     "queueing": "Queueing (M/D/c + batching)",
-    "teaching": "Teaching (the seed's budgets)",
+    "teaching": "Teaching (the original page's budgets)",
 }
 # Markdown (and Streamlit's :color[] / :emoji: directives, $math$) characters that could turn
 # text from a URL into a link, an image or styling when shown in st.warning.
@@ -129,7 +129,7 @@ def render_sidebar() -> LabState:
             format_func=MODEL_LABELS.__getitem__,
             on_change=_on_model_change,
             help="Queueing: an M/D/c queue with Triton's batching rule, checked against a "
-            "simulator. Teaching: the seed page's budget heuristic.",
+            "simulator. Teaching: the original lab's budget heuristic.",
         )
         with st.expander("Advanced"):
             for spec in (s for s in NUMERIC_INPUTS if s.advanced):
