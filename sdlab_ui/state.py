@@ -29,7 +29,7 @@ from sdlab_model.params import (
 )
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
-from sdlab_ui.widgets import format_value, linear_step, log_options
+from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
 
 _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
@@ -170,6 +170,7 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
             min_value=type(value)(spec.minimum),
             max_value=type(value)(spec.maximum),
             step=type(value)(linear_step(spec)),
+            format=slider_format(spec),
             key=key,
             help=spec.help,
             on_change=_on_input_change,
