@@ -196,14 +196,15 @@ def meter_bar(ratio: float, cells: int = 10) -> str:
 
 def meters(result: Assessment) -> None:
     """The five bottleneck meters as one table (one element: the page stays quick to redraw)."""
+    # Three columns, the gauge and its reading in one: four overflowed a phone's width.
     rows = "\n".join(
-        f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` | {m.value_text} "
+        f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` {m.value_text} "
         f"| {m.explanation} |"
         for m in result.meters
     )
     st.markdown(
-        "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Now | Why it matters |"
-        f"\n|---|---|---|---|\n{rows}"
+        "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Why it matters |"
+        f"\n|---|---|---|\n{rows}"
     )
 
 
