@@ -12,9 +12,9 @@ st.title("Heatmaps: where the p99 budget holds")
 st.caption(
     "Every input but request rate and replicas is held at the sidebar's value. Colour is p99 on "
     "a log scale; the red line is the p99 target; grey cells are unstable (arrivals at or above "
-    "capacity, p99 = ∞); the dotted line is the fewest replicas that meet the target; the star "
-    "is the current setting. Hovering a cell of the main heatmap gives its p99, utilization and "
-    "recommended stage: " + "; ".join(figures.STAGE_LABELS.values()) + "."
+    "capacity, p99 = ∞); the dotted fuchsia line is the fewest replicas that meet the target; "
+    "the star is the current setting. Hovering a cell of the main heatmap gives its p99, "
+    "utilization and recommended stage: " + "; ".join(figures.STAGE_LABELS.values()) + "."
 )
 
 st.plotly_chart(cache.heatmap_figure(workload, lab.model), key="heatmap.main")
@@ -29,7 +29,10 @@ st.download_button(
 )
 
 st.subheader("Batching and GPUs at a glance")
-st.caption("The same grid with batching off/on and on CPU/GPU replicas, on one colour scale.")
+st.caption(
+    "The same grid with batching off/on and on CPU/GPU replicas, on one colour scale; the red "
+    "line is the p99 target. Hover gives each cell's p99."
+)
 st.plotly_chart(cache.small_multiples_figure(workload, lab.model), key="heatmap.multiples")
 
 if lab.model == "queueing":

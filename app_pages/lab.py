@@ -9,20 +9,15 @@ view = cache.lab_view(lab.workload, lab.model)
 
 st.title("System Design Lab: real-time model serving")
 st.markdown(
-    "Serving a model in real time is a trade between throughput and the tail: dynamic batching "
-    "and GPUs buy capacity, and each spends part of your **p99 budget**. Move the workload in the "
-    "sidebar and watch the recommended architecture, the bottlenecks and the p99 respond — from "
-    "one endpoint to batching, GPU autoscaling, a registry with canaries and multi-model packing."
+    "Dynamic batching and GPUs buy capacity, and each spends part of your **p99 budget**. Move "
+    "the workload in the sidebar or load a scenario below, and watch the architecture respond."
 )
+# The p99 and the diagram first, so both are in view on a laptop screen without scrolling.
+panels.headline(view.result, view.sim)
+panels.architecture(view)
+panels.recommended_shape(view.result)
 cards.scenario_cards()
 cards.walkthrough()
-panels.headline(view.result, view.sim)
-
-left, right = st.columns([3, 2], gap="large")
-with left:
-    panels.architecture(view)
-with right:
-    panels.recommended_shape(view.result)
 panels.breakdown(view)
 panels.meters(view.result)
 panels.decisions(view.result)

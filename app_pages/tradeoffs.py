@@ -2,9 +2,21 @@
 
 import streamlit as st
 
-from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
+from sdlab_model.sources import (
+    FORMULAS,
+    ORIGINAL_LAB,
+    SOURCES,
+    TEACHING_ASSUMPTIONS,
+    TRADEOFFS,
+)
 
 st.title("Tradeoffs & sources")
+st.caption(
+    f"sdlab started from the [{ORIGINAL_LAB.title}]({ORIGINAL_LAB.url}) of the "
+    f"{ORIGINAL_LAB.site} site (source: [yangzichao/lab]({ORIGINAL_LAB.source_url})). Its "
+    "scenario cards, design rules and budget model are kept here as the teaching model; the "
+    "queueing model and the simulator are sdlab's own."
+)
 
 st.subheader("Six decisions")
 columns = st.columns(2)

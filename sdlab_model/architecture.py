@@ -1,6 +1,6 @@
 """The serving architecture as a graph: nine nodes in five columns, nine flows, and its DOT source.
 
-The layout is the seed page's (shared/SEED_MODEL.md, "Architecture diagram"): clients on the left,
+The layout is the original lab's (docs/teaching_model.md, "The diagram"): clients on the left,
 then the gateway, the model servers, the registry and GPU pool, and the asynchronous side
 (metrics, shadow traffic) on the right. Which nodes and flows are live comes from the design rules
 (``sdlab_model.design``); this module only knows the shape and how to draw a state.
@@ -111,7 +111,8 @@ NODES: tuple[Node, ...] = (
 NODE_BY_ID: dict[str, Node] = {node.id: node for node in NODES}
 NODE_IDS: tuple[str, ...] = tuple(NODE_BY_ID)
 
-# (source, destination) in the seed's order; gateway -> replicas is the direct, unbatched route.
+# (source, destination) in the original page's order; gateway -> replicas is the direct,
+# unbatched route.
 FLOWS: tuple[tuple[str, str], ...] = (
     ("client", "gateway"),
     ("gateway", "traffic_split"),
@@ -132,12 +133,20 @@ NODE_STYLE: dict[NodeState, dict[str, str]] = {
     "inactive": {"fillcolor": "#f2f2f2", "color": "#c4c4c4", "fontcolor": "#a0a0a0"},
     "overloaded": {"fillcolor": "#ffc9c9", "color": "#c53030", "fontcolor": "#5c1515"},
 }
+# Lines and column labels are mid-tone so they read on a light and on a dark page alike (the SVG's
+# background is transparent); node fills carry their own dark text.
 FLOW_STYLE: dict[FlowState, dict[str, str]] = {
-    "active": {"color": "#4a5568", "style": "solid", "penwidth": "1.2"},
-    "inactive": {"color": "#d0d0d0", "style": "dashed", "penwidth": "1"},
-    "warning": {"color": "#d69e2e", "style": "solid", "penwidth": "1.6"},
+    "active": {"color": "#64748b", "style": "solid", "penwidth": "1.5"},
+    "inactive": {"color": "#a0aec0", "style": "dashed", "penwidth": "1"},
+    "warning": {"color": "#d69e2e", "style": "solid", "penwidth": "2"},
 }
-PATH_STYLE: dict[str, str] = {"penwidth": "3", "color": "#1a365d"}
+PATH_STYLE: dict[str, str] = {"penwidth": "3.5", "color": "#2563eb"}
+COLUMN_STYLE: dict[str, str] = {"color": "#94a3b8", "fontcolor": "#64748b"}
+# Point sizes. The page scales the SVG to the main column's width (~950 px at 1440 x 900), about
+# 1.3 px per point for this graph: the smallest text, 11 pt, draws at ~14 px.
+TITLE_POINTS = 15
+DETAIL_POINTS = 11
+COLUMN_POINTS = 12
 STATE_MEANING: dict[NodeState, str] = {
     "ok": "in use, healthy",
     "warning": "in use, under strain",
@@ -149,7 +158,7 @@ STATE_MEANING: dict[NodeState, str] = {
 FLOW_LEGEND: tuple[str, ...] = (
     "dashed grey arrow: not in use",
     "amber arrow: under strain",
-    "heavy outline: recommended path",
+    "heavy blue line and outline: the recommended path",
 )
 
 
@@ -168,22 +177,33 @@ def _plain(text: str) -> str:
     return graphviz.nohtml(graphviz.escape(str(text)))
 
 
-def _node_label(node: Node, state: NodeState) -> str:
-    return f'<<b>{_html(node.label)}</b><br/><font point-size="9">{_html(state)}</font>>'
+def _node_label(node: Node, state: NodeState, note: str = "") -> str:
+    detail = _html(state) + (f" · {_html(note)}" if note else "")
+    return f'<<b>{_html(node.label)}</b><br/><font point-size="{DETAIL_POINTS}">{detail}</font>>'
+
+
+def legend_entries() -> tuple[tuple[NodeState, str], ...]:
+    """(node state, what it means) in drawing order, for a legend beside the diagram."""
+    return tuple((state, STATE_MEANING[state]) for state in NODE_STYLE)
 
 
 def to_dot(
     node_states: Mapping[str, NodeState],
     flow_states: Mapping[tuple[str, str], FlowState],
     path: Iterable[str] = (),
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     """DOT source of the architecture: left to right, one cluster per column, styled by state.
 
     Nodes are filled by state (``NODE_STYLE``), flows coloured and dashed by state
     (``FLOW_STYLE``). The recommended request path is drawn heavy: its nodes get a thick border
-    and every live flow between two consecutive path nodes a thick line. A small legend cluster
-    explains the node colours. Unknown states raise ``ValueError`` rather than draw silently.
+    and every live flow between two consecutive path nodes a thick line. ``notes`` adds a short
+    line of numbers to a node ("2 replicas · 45% busy"). The legend is the page's to draw
+    (``legend_entries``, ``FLOW_LEGEND``): as text beside the graph it reads at the page's size,
+    where a legend inside the graph took a third of it and shrank everything else.
+    Unknown states raise ``ValueError`` rather than draw silently.
     """
+    notes = notes or {}
     for node_id in NODE_IDS:
         if node_states.get(node_id) not in NODE_STYLE:
             raise ValueError(
@@ -203,8 +223,8 @@ def to_dot(
     graph.attr(
         rankdir="LR",
         newrank="true",
-        nodesep="0.3",
-        ranksep="0.6",
+        nodesep="0.25",
+        ranksep="0.45",
         fontname="Helvetica",
         compound="true",
         bgcolor="transparent",
@@ -214,20 +234,19 @@ def to_dot(
         shape="box",
         style="rounded,filled",
         fontname="Helvetica",
-        fontsize="11",
-        margin="0.15,0.06",
+        fontsize=str(TITLE_POINTS),
+        margin="0.12,0.05",
     )
-    graph.attr("edge", arrowsize="0.7")
+    graph.attr("edge", arrowsize="0.8")
 
     for column in COLUMNS:
         with graph.subgraph(name=f"cluster_{column.id}") as cluster:
             cluster.attr(
                 label=_plain(column.label),
                 style="rounded,dashed",
-                color="#cbd5e0",
-                fontcolor="#4a5568",
-                fontsize="11",
+                fontsize=str(COLUMN_POINTS),
                 rank="same",
+                **COLUMN_STYLE,
             )
             for node in NODES:
                 if node.column != column.id:
@@ -238,7 +257,7 @@ def to_dot(
                     attrs["penwidth"] = PATH_STYLE["penwidth"]
                 cluster.node(
                     node.id,
-                    label=_node_label(node, state),
+                    label=_node_label(node, state, notes.get(node.id, "")),
                     tooltip=_plain(node.description),
                     **attrs,
                 )
@@ -250,31 +269,4 @@ def to_dot(
             attrs.update(PATH_STYLE)
         graph.edge(source, destination, **attrs)
 
-    with graph.subgraph(name="cluster_legend") as legend:
-        legend.attr(
-            label="Legend", style="rounded", color="#e2e8f0", fontcolor="#4a5568", fontsize="10"
-        )
-        # One rank stacks the entries in a column (the graph runs left to right).
-        legend.attr(rank="same")
-        for state, style in NODE_STYLE.items():
-            legend.node(
-                f"legend_{state}",
-                label=_plain(f"{state}: {STATE_MEANING[state]}"),
-                fontsize="9",
-                height="0.3",
-                margin="0.08,0.03",
-                **style,
-            )
-        for number, text in enumerate(FLOW_LEGEND):
-            legend.node(
-                f"legend_flow_{number}",
-                label=_plain(text),
-                shape="plaintext",
-                style="",
-                fontsize="9",
-                fontcolor="#4a5568",
-                height="0.2",
-            )
-    # An invisible edge places the legend right of the last column instead of the first.
-    graph.edge("metrics", f"legend_{next(iter(NODE_STYLE))}", style="invis")
     return graph.source

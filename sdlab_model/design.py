@@ -1,14 +1,14 @@
-"""The seed's design rules: need-flags, stage, node and flow states, meters, decisions, reasons.
+"""The design rules: need-flags, stage, node and flow states, meters, decisions, reasons.
 
-The rules are the seed page's, exactly (shared/SEED_MODEL.md: thresholds, states and the order of
-the reasons). What the page computed from its own heuristic latency model — utilization, whether
-the fleet is over capacity, whether the p99 misses its target — comes here from the
+The rules are the original lab's, exactly (docs/teaching_model.md: thresholds, states and the
+order of the reasons). What the page computed from its own heuristic latency model — utilization,
+whether the fleet is over capacity, whether the p99 misses its target — comes here from the
 ``LatencyResult`` passed in, so the same rules read the queueing model's capacity and p99 when that
 model is chosen, and reproduce the page when the teaching model is. The queueing model may report
 ``p99_ms = inf`` and ``utilization >= 1`` for an unstable queue: every rule, ratio and text below
 handles that (an infinite ratio, "unstable (∞)" in the text), and nothing is ever NaN.
 
-The prose (titles aside) is ours; only the facts are the seed's.
+The prose (titles aside) is ours; only the facts are the original page's.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ METER_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
 REASON_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
 DECISION_STATES: tuple[str, ...] = ("needed", "useful", "tradeoff", "not-yet")
 
-# The seed's rule thresholds (shared/SEED_MODEL.md, "Raw need-flags" and the node states).
+# The original lab's rule thresholds (docs/teaching_model.md, need flags and component states).
 TIGHT_TAIL_TARGET_MS = 60.0
 BATCHING_RATE_RPS = 1_000.0  # batching pays off above this rate unless the tail is tight ...
 BATCHING_ANY_TARGET_RATE_RPS = 2_000.0  # ... and above this one regardless
@@ -52,7 +52,8 @@ MAX_REASONS = 7
 # healthy state that must not read as a warning.
 METER_WARNING_RATIO = 0.9
 
-# The accelerator-efficiency meter is a fixed score per situation in the seed, not a measurement.
+# The accelerator-efficiency meter is a fixed score per situation in the original page, not a
+# measurement.
 GPU_BATCHED_RATIO = 0.85
 GPU_UNBATCHED_RATIO = 1.4
 CPU_NEEDS_GPU_RATIO = 1.2
@@ -61,7 +62,7 @@ CPU_ENOUGH_RATIO = 0.3
 
 @dataclass(frozen=True)
 class Needs:
-    """The seed's raw need-flags plus the two architecture flags (batching', gpu')."""
+    """The raw need-flags plus the two architecture flags (batching', gpu')."""
 
     tight_tail: bool
     needs_batching: bool
@@ -121,7 +122,7 @@ class Reason:
 
 @dataclass(frozen=True)
 class Design:
-    """Everything the seed's rules say about one workload under one latency result."""
+    """Everything the original page's rules say about one workload under one latency result."""
 
     needs: Needs
     stage: Stage
@@ -133,7 +134,7 @@ class Design:
 
 
 # The five shapes, numbered along the evolution path of the scenario cards (card n lands on stage
-# n). The seed tries them in another order, most specific first: see ``recommend_stage``.
+# n). The original page tries them in another order, most specific first: see ``recommend_stage``.
 # The request paths are node ids.
 STAGES: dict[int, Stage] = {
     1: Stage(
@@ -173,7 +174,7 @@ STAGES: dict[int, Stage] = {
 
 
 def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
-    """The seed's need-flags: utilization and p99 from ``latency``, the rest from the inputs."""
+    """The need-flags: utilization and p99 from ``latency``, the rest from the inputs."""
     rate = workload.rate_rps
     models = workload.models_hosted
     replicas = workload.replicas
@@ -203,11 +204,11 @@ def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
 
 
 def recommend_stage(needs: Needs) -> Stage:
-    """The shape of the first of the seed's rules that matches, tried in the seed's order.
+    """The shape of the first of the original page's rules that matches, tried in its order.
 
     Single endpoint when nothing is needed; else packing, then registry on GPUs, then GPUs, then
     batching on CPUs. A workload that needs only a registry or autoscaling (unbatched, on CPU)
-    matches none of the seed's rules; it keeps the single endpoint.
+    matches none of the original page's rules; it keeps the single endpoint.
     """
     if not (
         needs.batching_in_architecture
@@ -228,7 +229,7 @@ def recommend_stage(needs: Needs) -> Stage:
 
 
 def _first(*rules: tuple[bool, str], otherwise: str) -> str:
-    """The state of the first rule whose condition holds, as the seed reads its rules in order."""
+    """The state of the first rule whose condition holds, reading the rules in order."""
     return next((state for condition, state in rules if condition), otherwise)
 
 
@@ -304,7 +305,7 @@ def _unstable(latency: LatencyResult) -> bool:
 
 
 def meters_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Meter, ...]:
-    """The five bottleneck meters in the seed's order."""
+    """The five bottleneck meters in the original page's order."""
     capacity_ratio = latency.utilization / SAFE_UTILIZATION
     if _unstable(latency) or latency.utilization >= 1.0:
         capacity_text = f"unstable (∞): load is {latency.utilization:.0%} of capacity"
@@ -416,7 +417,7 @@ DECISION_TEXT: dict[tuple[str, str], str] = {
 
 
 def decisions_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Decision, ...]:
-    """The six decisions in the seed's order, with the seed's state rules."""
+    """The six decisions in the original page's order, with the original page's state rules."""
     if workload.dynamic_batching:
         batching = "needed" if batch_active(workload) else "tradeoff"
     else:
@@ -454,7 +455,7 @@ def decisions_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tu
 
 
 def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple[Reason, ...]:
-    """'Why this changes': 4 to 7 lines in the seed's order."""
+    """'Why this changes': 4 to 7 lines in the original page's order."""
     reasons: list[Reason] = []
     utilization = latency.utilization
     if utilization > 1.0 or _unstable(latency):
@@ -618,7 +619,7 @@ def _headroom_reason(workload: Workload, latency: LatencyResult, needs: Needs) -
 
 
 def assess(workload: Workload, latency: LatencyResult) -> Design:
-    """Apply the seed's design rules to one workload and its latency result."""
+    """Apply the original page's design rules to one workload and its latency result."""
     needs = needs_of(workload, latency)
     return Design(
         needs=needs,

@@ -1,6 +1,6 @@
 """Input ranges, defaults and hardware constants: the one place pages and models read them from.
 
-The six main inputs and two toggles are the seed page's (shared/SEED_MODEL.md, "Inputs"). The
+The six main inputs and two toggles are the original lab's (docs/teaching_model.md, "Inputs"). The
 advanced knobs belong to the queueing model; their defaults are chosen so that the queueing model
 keeps the seed's budgets roughly (a CPU replica serves ~1,000 req/s of a 15 ms model; a batched GPU
 replica serves tens of times that) and tells the same story on the five scenario cards.
@@ -197,7 +197,7 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         "",
         False,
         "Part of a single-request call on CPU that a batch pays once (framework overhead, weight "
-        "reads). 5/6 makes the CPU batching ceiling 6x, the seed's.",
+        "reads). 5/6 makes the CPU batching ceiling 6x, the teaching model's.",
         advanced=True,
     ),
     NumericInput(
@@ -272,7 +272,7 @@ INPUT_NAMES: tuple[str, ...] = (
 MODEL_CHOICES: tuple[str, ...] = ("queueing", "teaching")
 DEFAULT_MODEL = "queueing"
 
-# The seed's teaching budgets (shared/SEED_MODEL.md, "Constants"). Not vendor limits.
+# The teaching budgets (docs/teaching_model.md, "Budgets, not measurements"). Not vendor limits.
 SEED_CPU_REPLICA_RPS_AT_15MS = 1_000.0
 SEED_GPU_FACTOR = 8.0
 SEED_BATCH_MULTIPLIER_CEILING = 6.0

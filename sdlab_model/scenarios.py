@@ -1,9 +1,10 @@
-"""The five scenario cards and the guided walkthrough: the seed page's demo path, left to right.
+"""The five scenario cards and the guided walkthrough: the original lab's demo path, left to right.
 
-Card values are the seed page's (shared/SEED_MODEL.md, "Scenario cards"); the advanced inputs of
+Card values are the original Model Serving lab's (``sources.ORIGINAL_LAB``, described in
+docs/teaching_model.md); the advanced inputs of
 the queueing model stay at their defaults. Each card is meant to land on its own recommended stage,
 1 to 5, which is how the walkthrough tells the story. The questions, answers and takeaways are
-ours; the facts in them are the seed's.
+ours; the facts in them are the original page's.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What the lab's claims rest on: source-backed rules, teaching assumptions, tradeoffs, formulas.
 
-The four rules and three assumptions are the seed page's facts (shared/SEED_MODEL.md), restated
-in our words; each assumption says how sdlab's queueing model refines it. ``TRADEOFFS`` has one
-entry per design decision in ``sdlab_model.design`` (same ids). ``FORMULAS`` are LaTeX for the
-Tradeoffs page, each with the reference it comes from.
+The four rules and three assumptions are the facts of the original Model Serving lab
+(``ORIGINAL_LAB``; its model is described in docs/teaching_model.md), restated in our words; each
+assumption says how sdlab's queueing model refines it. ``TRADEOFFS`` has one entry per design
+decision in ``sdlab_model.design`` (same ids). ``FORMULAS`` are LaTeX for the Tradeoffs page, each
+with the reference it comes from.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class Source:
 
 @dataclass(frozen=True)
 class TeachingAssumption:
-    """A simplification of the seed's teaching model and how the queueing model refines it."""
+    """A simplification of the teaching model and how the queueing model refines it."""
 
     id: str
     title: str
@@ -44,6 +45,16 @@ class Tradeoff:
 
 
 @dataclass(frozen=True)
+class PublicPage:
+    """A public web page and where its source lives."""
+
+    title: str
+    site: str
+    url: str
+    source_url: str
+
+
+@dataclass(frozen=True)
 class Formula:
     """One formula for display (LaTeX), what it says, and where it comes from."""
 
@@ -53,6 +64,17 @@ class Formula:
     explanation: str
     reference: str
 
+
+ORIGINAL_LAB = PublicPage(
+    title="Model Serving lab",
+    site="System Design Lab",
+    url="https://lab.zichaoyang.com/system-design/model-serving/",
+    source_url="https://github.com/yangzichao/lab",
+)
+ORIGINAL_LAB_CITATION = (
+    f'the {ORIGINAL_LAB.title} of the "{ORIGINAL_LAB.site}" site ({ORIGINAL_LAB.url}; source in '
+    f"the yangzichao/lab repository, {ORIGINAL_LAB.source_url})"
+)
 
 SOURCES: tuple[Source, ...] = (
     Source(
@@ -190,14 +212,14 @@ TRADEOFFS: tuple[Tradeoff, ...] = (
 
 FORMULAS: tuple[Formula, ...] = (
     Formula(
-        "seed-p99",
-        "The seed's teaching p99",
+        "teaching-p99",
+        "The teaching model's p99",
         r"p_{99} = L + W\,[\text{batching}] + \min\!\left(\frac{L\,\rho}{\sqrt{R}\,"
         r"\bigl(1-\min(0.99,\rho)\bigr)},\; 8L\right),\qquad "
         r"\rho = \frac{\lambda}{R\,\mu_{\text{replica}}}",
         "Compute time, plus the batch window when batching is active, plus an M/M/1-like "
         "queueing penalty divided by √R and capped at 8L. A heuristic, not a queueing result.",
-        'The seed page\'s model (shared/SEED_MODEL.md, "Formulas").',
+        f"The budget model of {ORIGINAL_LAB_CITATION}; described in docs/teaching_model.md.",
     ),
     Formula(
         "erlang-c",

@@ -1,4 +1,4 @@
-"""The seed page's teaching model, reproduced exactly (shared/SEED_MODEL.md, "Formulas").
+"""The original lab's teaching model, reproduced exactly (docs/teaching_model.md, "Latency").
 
 Every number here is a teaching budget, not a measurement: per-replica throughput is a fixed
 budget, batching multiplies it up to 6x, and the queueing penalty is an M/M/1-like term relieved by
@@ -24,7 +24,7 @@ _QUEUE_CAP_LATENCIES = 8.0
 
 
 def batch_active(workload: Workload) -> bool:
-    """The seed batches only with the toggle on and a window above zero."""
+    """The original page batches only with the toggle on and a window above zero."""
     return bool(workload.dynamic_batching and workload.batch_window_ms > 0)
 
 
@@ -51,11 +51,11 @@ def fleet_capacity_rps(workload: Workload) -> float:
 
 
 def latency(workload: Workload) -> LatencyResult:
-    """The seed's p99: ``L + W_active + min(queue, 8L)``, ``queue = L*u/(1-min(.99,u))/sqrt(R)``.
+    """The teaching p99: ``L + W_active + min(queue, 8L)``, ``queue = L*u/(1-min(.99,u))/sqrt(R)``.
 
     Approximations: the queueing term is a heuristic, not a queueing result; it overstates the
     M/M/c wait several-fold and caps at 8L instead of diverging at saturation.
-    Sources: shared/SEED_MODEL.md (the seed page's formulas).
+    Sources: the original Model Serving lab (``sources.ORIGINAL_LAB``), docs/teaching_model.md.
     """
     capacity = fleet_capacity_rps(workload)
     utilization = workload.rate_rps / max(1.0, capacity)
@@ -65,7 +65,7 @@ def latency(workload: Workload) -> LatencyResult:
     window_ms = float(workload.batch_window_ms) if batch_active(workload) else 0.0
     p99 = latency_ms + window_ms + queue_ms
     stable = utilization < 1.0
-    note = "The seed page's teaching heuristic: a budget, not a queueing result."
+    note = "The original lab's teaching heuristic: a budget, not a queueing result."
     if not stable:
         note += (
             " The offered load exceeds the budgeted capacity, so a real queue would grow "
@@ -81,7 +81,7 @@ def latency(workload: Workload) -> LatencyResult:
         capacity_rps=capacity,
         utilization=utilization,
         is_stable=stable,
-        # The seed has no batch size; its capacity multiplier is the nearest thing it has.
+        # The original page has no batch size; its capacity multiplier is the nearest thing it has.
         mean_batch_size=batch_multiplier(workload),
         accuracy="heuristic",
         accuracy_note=note,
@@ -89,10 +89,10 @@ def latency(workload: Workload) -> LatencyResult:
 
 
 def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
-    """The seed's p99 over rates x replicas, shape ``(len(replicas), len(rates))``, vectorized.
+    """The teaching p99 over rates x replicas, shape ``(len(replicas), len(rates))``, vectorized.
 
-    Cells whose load reaches the budgeted capacity are ``inf``: the seed would show a capped
-    number there, but a heatmap must not present an unstable queue as a finite latency.
+    Cells whose load reaches the budgeted capacity are ``inf``: the original page would show a
+    capped number there, but a heatmap must not present an unstable queue as a finite latency.
     """
     rates = np.asarray(rates_rps, dtype=float)[None, :]
     reps = np.asarray(replicas, dtype=float)[:, None]

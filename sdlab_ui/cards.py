@@ -10,6 +10,7 @@ from sdlab_ui import state
 _CARD_WORKLOADS = tuple(card.workload() for card in SCENARIOS)
 _STEP_KEY = "sdlab.walkthrough_step"
 _REVEALED_KEY = "sdlab.walkthrough_revealed"
+_PREDICTION_KEY = "lab.walk.prediction"
 
 
 def card_key(card_id: str) -> str:
@@ -27,6 +28,9 @@ def scenario_cards() -> None:
             loaded = card_workload == current.workload
             step = f"STEP {card.step:02d}" + (" · loaded" if loaded else "")
             st.markdown(f":gray[{step}]  \n**{card.title}**  \n:gray[{card.summary}]")
+            # The columns share the row's height: a stretching space puts every button on the
+            # cards' bottom line, however many lines the summary above it takes.
+            st.space("stretch")
             st.button(
                 "Load",
                 key=card_key(card.id),
@@ -38,14 +42,18 @@ def scenario_cards() -> None:
 
 
 def walkthrough() -> None:
-    """Step 1-5: the question first, then the answer and takeaway on request."""
+    """Step 1-5: the question and a prediction first; the card loads only with the answer.
+
+    Loading the card before the answer would give it away: the sidebar, the diagram and the p99
+    would already show what the question asks the person to predict.
+    """
     step_index = st.session_state.get(_STEP_KEY)
     with st.expander(
         "Guided walkthrough: reason about it one step at a time", expanded=step_index is not None
     ):
         if step_index is None:
             st.button(
-                "Start: five questions, one per card (each step loads its card)",
+                "Start: five questions, one per card (predict, then load the card and see)",
                 key="lab.walk.start",
                 on_click=_go_to_step,
                 args=(0,),
@@ -55,10 +63,26 @@ def walkthrough() -> None:
         st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")
         st.write(step.question)
         if st.session_state.get(_REVEALED_KEY):
+            prediction = st.session_state.get(_PREDICTION_KEY, "").strip()
+            st.caption(
+                f"Your prediction: {state.plain_text(prediction)}"
+                if prediction
+                else "You made no prediction this time."
+            )
             st.info(step.answer)
             st.success(f"Takeaway: {step.takeaway}")
         else:
-            st.button("Reveal the answer", key="lab.walk.reveal", on_click=_reveal)
+            st.text_input(
+                "Your prediction",
+                key=_PREDICTION_KEY,
+                placeholder="e.g. the p99 roughly doubles; a batcher appears",
+            )
+            st.button(
+                f"Load card {step.step} and reveal the answer",
+                key="lab.walk.reveal",
+                on_click=_reveal,
+                type="primary",
+            )
         back, forward = st.columns(2)
         back.button(
             "← Previous step",
@@ -86,8 +110,9 @@ def _load_card(card_id: str) -> None:
 def _go_to_step(index: int) -> None:
     st.session_state[_STEP_KEY] = index
     st.session_state[_REVEALED_KEY] = False
-    _load_card(WALKTHROUGH[index].card_id)
+    st.session_state[_PREDICTION_KEY] = ""
 
 
 def _reveal() -> None:
+    _load_card(WALKTHROUGH[st.session_state[_STEP_KEY]].card_id)
     st.session_state[_REVEALED_KEY] = True

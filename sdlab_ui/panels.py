@@ -12,10 +12,10 @@ import math
 import streamlit as st
 
 from sdlab_model import scenario_file
-from sdlab_model.architecture import path_text
+from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, state
-from sdlab_ui.figures import ms_text, rate_text
+from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
@@ -45,10 +45,43 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
 
 
 _DIAGRAM_KEY = "sdlab.diagram"
+# Streamlit's badge colours for the node states (the diagram's own fills are pastel versions).
+_STATE_BADGE = {
+    "ok": "green",
+    "warning": "orange",
+    "needed": "blue",
+    "inactive": "gray",
+    "overloaded": "red",
+}
+
+
+def diagram_notes(result: Assessment) -> dict[str, str]:
+    """The numbers drawn on the diagram's nodes: traffic, models, batch, replicas and load."""
+    workload = result.workload
+    notes = {
+        "client": rate_text(workload.rate_rps),
+        "gateway": f"{workload.models_hosted:,} model"
+        + ("s" if workload.models_hosted != 1 else ""),
+        "replicas": f"{replicas_text(workload.replicas)} · {_load_text(result.utilization)}",
+    }
+    if workload.dynamic_batching and workload.batch_window_ms > 0:
+        batch = (
+            f"×{result.mean_batch_size:.1f} capacity"
+            if result.model == "teaching"
+            else f"batch ≈ {result.mean_batch_size:.1f}"
+        )
+        notes["batcher"] = f"{batch} · {workload.batch_window_ms:g} ms"
+    return notes
+
+
+def _load_text(utilization: float) -> str:
+    if not math.isfinite(utilization) or utilization >= 10:
+        return "far over capacity"
+    return f"{utilization:.0%} busy"
 
 
 def architecture(view: cache.LabView) -> None:
-    """The diagram: node colours by state, the recommended path drawn heavy, a legend.
+    """The diagram, full width, with numbers on its nodes; its legend as a caption below.
 
     When the diagram changes it is drawn afresh, not updated in place. Updating in place makes
     the browser's d3-graphviz tween every edge, sampling each path at every pixel of its length
@@ -56,15 +89,24 @@ def architecture(view: cache.LabView) -> None:
     single client cost. A chart's identity is its position on the page, so a changed diagram
     moves one slot down or up (an empty slot takes the other place) and mounts as a new chart.
     """
-    dot = view.architecture_dot
-    last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (dot, 0))
-    if last_dot != dot:
+    result = view.result
+    inputs = (result.workload, result.model)
+    last_inputs, last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (None, None, 0))
+    dot = last_dot
+    if inputs != last_inputs:
+        dot = to_dot(
+            result.node_states, result.flow_states, result.stage.path, diagram_notes(result)
+        )
+    if last_dot is not None and last_dot != dot:
         slot = 1 - slot
-    st.session_state[_DIAGRAM_KEY] = (dot, slot)
+    st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
     if slot:
         st.empty()
-    # The diagram carries its own legend (node states, arrow styles, the heavy request path).
     st.graphviz_chart(dot, width="stretch")
+    states = " ".join(
+        f":{_STATE_BADGE[state]}-badge[{state}] {meaning}" for state, meaning in legend_entries()
+    )
+    st.caption(f"Boxes: {states}  \nArrows: " + " · ".join(FLOW_LEGEND))
 
 
 def recommended_shape(result: Assessment) -> None:
@@ -130,7 +172,7 @@ def _unstable_text(result: Assessment) -> str:
     )
     if result.model == "teaching" and math.isfinite(result.p99_ms):
         text += (
-            f" The seed page would still show a p99 of {ms_text(result.p99_ms)}: its "
+            f" The original page's model would still show a p99 of {ms_text(result.p99_ms)}: its "
             "queueing term is capped, not a latency."
         )
     needed = result.min_replicas_for_target
@@ -154,14 +196,15 @@ def meter_bar(ratio: float, cells: int = 10) -> str:
 
 def meters(result: Assessment) -> None:
     """The five bottleneck meters as one table (one element: the page stays quick to redraw)."""
+    # Three columns, the gauge and its reading in one: four overflowed a phone's width.
     rows = "\n".join(
-        f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` | {m.value_text} "
+        f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` {m.value_text} "
         f"| {m.explanation} |"
         for m in result.meters
     )
     st.markdown(
-        "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Now | Why it matters |"
-        f"\n|---|---|---|---|\n{rows}"
+        "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Why it matters |"
+        f"\n|---|---|---|\n{rows}"
     )
 
 
@@ -268,7 +311,10 @@ def simulation_check(lab: state.LabState) -> None:
         f"Simulates {cells} cells ({cache.VERIFY_RATE_CELLS} rates x "
         f"{cache.VERIFY_REPLICA_CELLS} replica counts), "
         f"{cache.VERIFY_REQUESTS_PER_CELL:,} requests each, and maps the {lab.model} model's "
-        "p99 error against it: red where the model is pessimistic, blue where it is optimistic."
+        "p99 error against it: red where the model is pessimistic, blue where it is optimistic, "
+        f"a cross beyond {ERROR_FLAG_PCT:.0f}% (the queueing model's accuracy target); grey "
+        "where both say unstable, black where only one does. One simulation run per cell, so "
+        "no interval: a cell's p99 carries a few percent of sampling error, more near capacity."
     )
     if st.session_state.get(_VERIFIED_KEY) != key:
         st.button(

@@ -31,7 +31,7 @@ from sdlab_model.params import (
 )
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
-from sdlab_ui.widgets import format_value, linear_step, log_options
+from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
 
 _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
@@ -41,7 +41,7 @@ _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
 MODEL_LABELS: dict[str, str] = {
     "queueing": "Queueing (M/D/c + batching)",
-    "teaching": "Teaching (the seed's budgets)",
+    "teaching": "Teaching (the original page's budgets)",
 }
 # Markdown (and Streamlit's :color[] / :emoji: directives, $math$) characters that could turn
 # text from a URL into a link, an image or styling when shown in st.warning.
@@ -145,7 +145,7 @@ def render_sidebar() -> LabState:
             format_func=MODEL_LABELS.__getitem__,
             on_change=_on_model_change,
             help="Queueing: an M/D/c queue with Triton's batching rule, checked against a "
-            "simulator. Teaching: the seed page's budget heuristic.",
+            "simulator. Teaching: the original lab's budget heuristic.",
         )
         with st.expander("Advanced"):
             for spec in (s for s in NUMERIC_INPUTS if s.advanced):
@@ -206,6 +206,7 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
             min_value=type(value)(spec.minimum),
             max_value=type(value)(spec.maximum),
             step=type(value)(linear_step(spec)),
+            format=slider_format(spec),
             key=key,
             help=spec.help,
             on_change=_on_input_change,

@@ -53,6 +53,17 @@ def format_value(spec: NumericInput, value: float) -> str:
     return f"{text} {spec.unit}" if spec.unit else text
 
 
+def slider_format(spec: NumericInput) -> str:
+    """The printf-style format of a linear slider's value: 5 ms, not 5.00.
+
+    Decimals only where the slider's step makes them (a step of 1 shows none), then the unit.
+    """
+    number = "%d" if spec.integer else ("%.0f" if linear_step(spec) >= 1 else "%.2f")
+    if spec.unit == "x":
+        return f"{number}x"
+    return f"{number} {spec.unit}" if spec.unit else number
+
+
 def linear_step(spec: NumericInput) -> float:
     """A slider step giving about a hundred positions over the range."""
     if spec.integer:

@@ -144,14 +144,27 @@ def test_reset_restores_defaults():
     assert app.radio(key=widget_key("model")).value == "queueing", "model not reset"
 
 
-def test_walkthrough_steps_load_their_cards(lab):
+def test_walkthrough_asks_for_a_prediction_before_it_loads_the_card(lab):
+    before = sidebar_value(lab, "rate_rps")
+    assert before != SCENARIOS[0].rate_rps, "the default rate is card 1's: the test is void"
     lab.button(key="lab.walk.start").click().run()
     for index, step in enumerate(WALKTHROUGH):
         card = next(c for c in SCENARIOS if c.id == step.card_id)
-        assert sidebar_value(lab, "rate_rps") == card.rate_rps, f"step {step.step} kept old rate"
         assert any(step.question == m.value for m in lab.markdown), f"step {step.step} question"
+        assert not any(step.answer in i.value for i in lab.info), (
+            f"step {step.step} shows its answer before the reveal"
+        )
+        assert sidebar_value(lab, "rate_rps") == before, (
+            f"step {step.step} loaded its card before the prediction: the sidebar gives it away"
+        )
+        lab.text_input(key="lab.walk.prediction").input(f"guess {step.step}").run()
         lab.button(key="lab.walk.reveal").click().run()
+        assert sidebar_value(lab, "rate_rps") == card.rate_rps, f"step {step.step}: card not loaded"
         assert any(step.answer in i.value for i in lab.info), f"step {step.step}: no answer"
+        assert any(f"guess {step.step}" in c.value for c in lab.caption), (
+            f"step {step.step}: the prediction is not shown beside the answer"
+        )
+        before = card.rate_rps
         if index < len(WALKTHROUGH) - 1:
             lab.button(key="lab.walk.next").click().run()
     assert_no_exception(lab)

@@ -39,3 +39,19 @@ def test_labels_are_short_and_carry_units():
     assert format_value(rate, 1_500) == "1,500 req/s", format_value(rate, 1_500)
     speedup = next(s for s in NUMERIC_INPUTS if s.name == "gpu_speedup")
     assert format_value(speedup, 8) == "8x", format_value(speedup, 8)
+
+
+def test_linear_sliders_show_their_unit_and_no_idle_decimals():
+    from apptest_helpers import open_app
+
+    from sdlab_model.params import NUMERIC_BY_NAME
+    from sdlab_ui.state import widget_key
+    from sdlab_ui.widgets import slider_format
+
+    window = NUMERIC_BY_NAME["batch_window_ms"]
+    assert slider_format(window) == "%.0f ms", f"batch window shows {slider_format(window)!r}"
+    share = NUMERIC_BY_NAME["cpu_batch_overhead_share"]
+    assert slider_format(share) == "%.2f", f"a unitless share shows {slider_format(share)!r}"
+    app = open_app()
+    shown = app.slider(key=widget_key("batch_window_ms")).proto.format
+    assert shown == "%.0f ms", f"the sidebar's batch-window slider formats its value as {shown!r}"

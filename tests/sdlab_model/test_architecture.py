@@ -130,15 +130,18 @@ def test_recommended_path_is_emphasised_only_along_live_flows():
     )
 
 
-def test_legend_explains_every_node_colour():
+def test_legend_explains_every_node_colour_outside_the_graph():
+    entries = dict(architecture.legend_entries())
+    assert list(entries) == list(NODE_STYLE), f"legend states {list(entries)}"
+    assert all(entries.values()), f"a legend entry says nothing: {entries}"
     dot = to_dot(ALL_OK, ALL_ACTIVE)
-    assert "subgraph cluster_legend {" in dot, "no legend cluster"
-    legend = dict(NODE_LINE.findall(dot))
-    for state, style in NODE_STYLE.items():
-        entry = legend.get(f"legend_{state}")
-        assert entry is not None, f"legend has no entry for {state}"
-        assert _has(entry, style), f"legend entry for {state} is styled {entry}"
-        assert f"{state}: " in entry, f"legend entry for {state} does not name it: {entry}"
+    assert "legend" not in dot, "the legend should sit beside the graph, not take part of it"
+
+
+def test_notes_put_numbers_on_nodes():
+    dot = to_dot(ALL_OK, ALL_ACTIVE, notes={"replicas": "12 replicas · 45% busy"})
+    assert "12 replicas · 45% busy" in _nodes(dot)["replicas"], _nodes(dot)["replicas"]
+    assert "busy" not in _nodes(dot)["client"], "a note landed on the wrong node"
 
 
 def test_unknown_states_are_refused():

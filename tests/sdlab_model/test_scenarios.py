@@ -9,8 +9,8 @@ import pytest
 from sdlab_model import Workload
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
 
-# shared/SEED_MODEL.md, "Scenario cards": step, id, title, rate, latency, window, replicas,
-# models, p99 target, batching, GPU.
+# docs/teaching_model.md, "The five scenario cards": step, id, title, rate, latency, window,
+# replicas, models, p99 target, batching, GPU.
 SPEC_TABLE = (
     (1, "single-endpoint", "Single model endpoint", 50, 15, 0, 1, 1, 200, False, False),
     (2, "batching", "Dynamic batching", 3_000, 20, 10, 4, 1, 150, True, False),

@@ -13,7 +13,7 @@ from sdlab_model.sources import (
     TRADEOFFS,
 )
 
-# shared/SEED_MODEL.md, "Source-backed rules": source name and link of each of the four.
+# The original page's four source-backed rules: source name and link of each.
 SPEC_SOURCES = {
     "NVIDIA Triton Inference Server": "https://github.com/triton-inference-server/server",
     "TensorFlow Serving": "https://www.tensorflow.org/tfx/guide/serving",
@@ -56,7 +56,7 @@ def test_a_tradeoff_for_each_decision():
 
 def test_formulas_carry_latex_and_a_reference():
     ids = [formula.id for formula in FORMULAS]
-    assert ids == ["seed-p99", "erlang-c", "mdc-decay", "affine-batch"], f"formulas {ids}"
+    assert ids == ["teaching-p99", "erlang-c", "mdc-decay", "affine-batch"], f"formulas {ids}"
     for formula in FORMULAS:
         assert formula.reference.strip(), f"{formula.id} has no reference"
         assert formula.latex.count("{") == formula.latex.count("}"), (
@@ -65,4 +65,4 @@ def test_formulas_carry_latex_and_a_reference():
     by_id = {formula.id: formula for formula in FORMULAS}
     assert r"\eta S = c\,\ln" in by_id["mdc-decay"].latex, "the M/D/c decay-rate equation"
     assert r"S(b) = S_1\,\bigl(f + (1-f)\,b\bigr)" in by_id["affine-batch"].latex, "batch cost"
-    assert r"\sqrt{R}" in by_id["seed-p99"].latex, "the seed's square-root relief"
+    assert r"\sqrt{R}" in by_id["teaching-p99"].latex, "the teaching model's square-root relief"

@@ -1,8 +1,8 @@
-"""Teaching mode reproduces the seed page: the five cards and every threshold of its rules.
+"""Teaching mode reproduces the original page: the five cards and every threshold of its rules.
 
-Every expected value here was derived by hand from shared/SEED_MODEL.md (the arithmetic is in
+Every expected value here was derived by hand from docs/teaching_model.md (the arithmetic is in
 the comments), not by running the code. The card table's capacity, utilization and p99 are the
-page's own outputs, quoted at the end of that file.
+page's own outputs, quoted in that file.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ CARDS = {
     },
 }
 
-# The page's own outputs for the cards (shared/SEED_MODEL.md, last table), as the page rounds them.
+# The page's own outputs for the cards (docs/teaching_model.md), as the page rounds them.
 PAGE_TABLE = {
     "single-endpoint": ("Single model endpoint", 1_000, "0.0500", "15.79"),
     "batching": ("Dynamic batching on CPU replicas", 6_000, "0.5000", "40.00"),

@@ -1,0 +1,160 @@
+"""What a person reads: no internal wording ("seed") and no path to a file outside the repository.
+
+Two nets. The app is rendered with AppTest in the states that show the most text (every page,
+the walkthrough with each answer revealed, the teaching model past capacity) and every string of
+every element is scanned: labels, help, options as shown, Markdown, chart specs. The modules that
+hold shown text are also scanned as source (string constants, docstrings excepted), which covers
+text that only some states show.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from apptest_helpers import (
+    HEATMAPS_PAGE,
+    TRADEOFFS_PAGE,
+    assert_no_exception,
+    open_app,
+)
+from google.protobuf.message import Message
+
+ROOT = Path(__file__).resolve().parents[2]
+# Modules whose string constants reach the page (labels, help, prose, notes, hover text).
+SHOWN_TEXT_MODULES = (
+    "app.py",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py")),
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "sdlab_ui").glob("*.py")),
+    "sdlab_model/scenarios.py",
+    "sdlab_model/sources.py",
+    "sdlab_model/params.py",
+    "sdlab_model/teaching.py",
+    "sdlab_model/design.py",
+    "sdlab_model/architecture.py",
+)
+# The simulator's note names its random seed ("seed 0"): a reproducibility fact in the ordinary
+# sense of the word, not the internal name of the page sdlab started from.
+_RANDOM_SEED = re.compile(r"\bseed \d+\b", re.IGNORECASE)
+_URL = re.compile(r"https?://\S+")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.(?:md|py|txt|json|toml|csv|png))\b")
+
+
+def _strings(message: Message) -> Iterator[str]:
+    for _, value in message.ListFields():
+        values = (
+            value if hasattr(value, "__len__") and not isinstance(value, str | bytes) else [value]
+        )
+        for item in values:
+            if isinstance(item, Message):
+                yield from _strings(item)
+            elif isinstance(item, str):
+                yield item
+
+
+def _shown_text(node) -> Iterator[str]:
+    proto = getattr(node, "proto", None)
+    if isinstance(proto, Message):
+        yield from _strings(proto)
+    for child in getattr(node, "children", {}).values():
+        yield from _shown_text(child)
+
+
+def _problems(text: str) -> list[str]:
+    found = []
+    if "seed" in _RANDOM_SEED.sub("", text).lower():
+        found.append("says 'seed'")
+    without_urls = _URL.sub("", text)
+    if "shared/" in without_urls or "/work/" in without_urls:
+        found.append("points outside the repository")
+    for path in _PATH.findall(without_urls):
+        if not (ROOT / path).exists():
+            found.append(f"names {path!r}, which is not in the repository")
+    return found
+
+
+def _assert_clean(texts: Iterator[str], where: str) -> None:
+    bad = [(problem, text[:160]) for text in texts for problem in _problems(text)]
+    assert not bad, f"{where}: {len(bad)} shown strings with internal wording: {bad[:5]}"
+
+
+def test_the_checks_catch_what_they_should():
+    assert _problems("Teaching (the seed's budgets)") == ["says 'seed'"]
+    assert _problems("simulated 4 x 50,000 requests, seed 0.") == []
+    assert _problems('Reference: shared/SEED_MODEL.md, "Formulas"')
+    assert _problems("see docs/teaching_model.md") == []
+    assert _problems("see docs/no_such_file.md"), "a missing repository path passed"
+    assert _problems("https://github.com/yangzichao/lab/blob/main/README.md") == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"model": "teaching", "rate_rps": "500000", "replicas": "2"}],
+    ids=["defaults", "teaching-past-capacity"],
+)
+def test_no_internal_wording_on_any_page(query):
+    app = open_app(query)
+    assert_no_exception(app)
+    _assert_clean(_shown_text(app._tree), f"Lab {query}")
+    for page in (HEATMAPS_PAGE, TRADEOFFS_PAGE):
+        app.switch_page(page).run()
+        assert_no_exception(app)
+        _assert_clean(_shown_text(app._tree), f"{page} {query}")
+
+
+def test_no_internal_wording_in_the_walkthrough():
+    from sdlab_model.scenarios import WALKTHROUGH
+
+    app = open_app()
+    app.button(key="lab.walk.start").click().run()
+    for index in range(len(WALKTHROUGH)):
+        reveal = [b for b in app.button if b.key == "lab.walk.reveal"]
+        if reveal:
+            reveal[0].click().run()
+        assert_no_exception(app)
+        _assert_clean(_shown_text(app._tree), f"walkthrough step {index + 1}")
+        if index < len(WALKTHROUGH) - 1:
+            app.button(key="lab.walk.next").click().run()
+
+
+def _shown_constants(path: Path) -> Iterator[str]:
+    """Every string constant of a module except docstrings (f-string parts included)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if is_text and id(node) not in docstrings:
+            yield node.value
+
+
+@pytest.mark.parametrize("module", SHOWN_TEXT_MODULES)
+def test_no_internal_wording_in_shown_text_modules(module):
+    _assert_clean(_shown_constants(ROOT / module), module)
+
+
+def test_no_file_points_outside_the_repository():
+    """The repository is self-contained: no file cites the workspace it was written in."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    this_file = str(Path(__file__).relative_to(ROOT))
+    offenders = [
+        name
+        for name in tracked
+        if name != this_file
+        and name.endswith((".py", ".md", ".toml", ".txt", ".cfg", ".yml", ".yaml"))
+        and re.search(r"shared/(SEED_MODEL|STYLE)|SEED_MODEL\.md", (ROOT / name).read_text())
+    ]
+    assert not offenders, f"files citing a workspace file not in the repository: {offenders}"

@@ -1,0 +1,155 @@
+"""What a person sees on a laptop and a phone: legible diagram, dark theme, no sideways scroll.
+
+Screenshots of every page at 1440 x 900 and 390 x 844 go to ``test-artifacts/`` (git-ignored) on
+every run, for a reviewer to look at.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+PAGES = {"lab": "", "heatmaps": "/heatmaps", "tradeoffs": "/tradeoffs"}
+LAPTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+MIN_DIAGRAM_TEXT_PX = 11
+DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
+PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+EXCEPTION = '[data-testid="stException"]'
+# The heatmap's target colour (sdlab_ui.figures.TARGET_COLOUR, #dc2626) as the browser reports it.
+TARGET_RGB = "rgb(220, 38, 38)"
+
+
+def _context(chromium_browser, viewport: dict, **options):
+    context = chromium_browser.new_context(viewport=viewport, **options)
+    context.set_default_timeout(60_000)
+    return context
+
+
+def _open(page, url: str, name: str) -> None:
+    page.goto(url)
+    page.wait_for_selector({"lab": DIAGRAM_SVG, "heatmaps": PLOTLY}.get(name, "h1"))
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    # Fonts and d3-graphviz's layout settle a moment after the run ends.
+    page.wait_for_timeout(500)
+
+
+def _luminance(rgb: str) -> float:
+    red, green, blue = (int(part) for part in rgb[rgb.index("(") + 1 : -1].split(",")[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_the_page_follows_the_systems_colour_scheme(chromium_browser, server_url, scheme):
+    context = _context(chromium_browser, LAPTOP, color_scheme=scheme)
+    page = context.new_page()
+    _open(page, server_url, "lab")
+    background = page.evaluate(
+        "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    )
+    menu = page.locator('[data-testid="stMainMenu"]').count()
+    context.close()
+    if scheme == "dark":
+        assert _luminance(background) < 0.25, f"a dark system gets a light page: {background}"
+    else:
+        assert _luminance(background) > 0.9, f"a light system gets a dark page: {background}"
+    assert menu == 1, "the settings menu (theme choice) is hidden"
+
+
+_DIAGRAM_JS = """() => {
+    const svg = document.querySelector('[data-testid="stGraphVizChart"] svg');
+    const texts = [...svg.querySelectorAll('text')];
+    // A text's drawn size: its font size in SVG units times the SVG's scale on screen.
+    const px = texts.map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+    const box = svg.getBoundingClientRect();
+    const metric = [...document.querySelectorAll('[data-testid="stMetric"]')]
+        .find(m => m.innerText.startsWith('p99'));
+    const p99 = metric.getBoundingClientRect();
+    return {smallest_text_px: Math.min(...px), texts: px.length,
+            svg: [box.left, box.top, box.right, box.bottom], p99: [p99.top, p99.bottom],
+            viewport: [innerWidth, innerHeight], scroll_y: scrollY};
+}"""
+
+
+def test_diagram_is_legible_and_beside_the_p99_without_scrolling(chromium_browser, server_url):
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, server_url, "lab")
+    measured = page.evaluate(_DIAGRAM_JS)
+    context.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "diagram-1440x900.json").write_text(json.dumps(measured, indent=2))
+    assert measured["texts"] >= 18, f"the diagram lost its labels: {measured}"
+    assert measured["smallest_text_px"] >= MIN_DIAGRAM_TEXT_PX, (
+        f"the diagram's smallest text draws at {measured['smallest_text_px']:.1f} px "
+        f"(< {MIN_DIAGRAM_TEXT_PX} px) at 1440x900"
+    )
+    left, top, right, bottom = measured["svg"]
+    width, height = measured["viewport"]
+    assert top >= 0 and bottom <= height, f"the diagram is not all in view at 1440x900: {measured}"
+    assert right - left >= 0.6 * width, f"the diagram is not full width: {measured}"
+    assert measured["p99"][0] >= 0 and measured["p99"][1] <= height, (
+        f"the p99 is not in view with the diagram: {measured}"
+    )
+
+
+def test_scenario_card_buttons_share_a_line(chromium_browser, server_url):
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, server_url, "lab")
+    tops = page.evaluate(
+        "() => [...document.querySelectorAll('[class*=\"st-key-lab-card-\"] button')]"
+        ".map(b => b.getBoundingClientRect().top)"
+    )
+    context.close()
+    assert len(tops) == 5, f"expected five card buttons, found {len(tops)}"
+    assert max(tops) - min(tops) <= 1, f"card buttons sit at different heights: {tops}"
+
+
+def test_heatmap_target_line_is_drawn_in_the_target_colour(chromium_browser, server_url):
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, f"{server_url}/heatmaps", "heatmaps")
+    page.wait_for_selector(f"{PLOTLY} .contourlayer path")
+    strokes = page.evaluate(
+        "() => [...document.querySelectorAll('.contourlayer path.contourlevel, "
+        ".contourlayer g.contourlevel path')].map(p => getComputedStyle(p).stroke)"
+    )
+    context.close()
+    assert strokes, "no target contour drawn"
+    assert set(strokes) == {TARGET_RGB}, f"target contours drawn in {set(strokes)}, not red"
+
+
+_OVERFLOW_JS = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return {viewport: document.documentElement.clientWidth,
+            document: document.documentElement.scrollWidth,
+            main: main.scrollWidth, main_client: main.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_pages_fit_a_phone_and_leave_screenshots(chromium_browser, server_url, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, f"{server_url}{PAGES[name]}", name)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-1440x900.png"))
+    context.close()
+
+    context = _context(chromium_browser, PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    _open(page, f"{server_url}{PAGES[name]}", name)
+    widths = page.evaluate(_OVERFLOW_JS)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-390x844.png"))
+    errors = page.locator(EXCEPTION).count()
+    context.close()
+    assert errors == 0, f"{name} shows an exception on a phone"
+    assert widths["document"] <= widths["viewport"], f"{name} scrolls sideways: {widths}"
+    assert widths["main"] <= widths["main_client"], f"{name}'s content overflows: {widths}"
