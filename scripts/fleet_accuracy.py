@@ -41,8 +41,10 @@ from sdlab_model.workload import Workload
 # - seed 3 found four models on a 2-replica GPU fleet at saturation 0.43: the multi-model
 #   saturation limit;
 # - seed 4 found a random split whose slot queue made 18% of the p99, 16% high:
-#   MAX_VALIDATED_QUEUE_SHARE.
-GRID_SEEDS = {"tune": 1, "test": 5}
+#   MAX_VALIDATED_QUEUE_SHARE;
+# - seed 5 found none, but the slot-limited regime changed after it (holding time from the
+#   real batch rate, checked on the tuning grid and card 5), so the report moved on.
+GRID_SEEDS = {"tune": 1, "test": 6}
 MODES = ("off", "CPU", "GPU")
 CVS = (1.0, 2.0, 4.0)
 TARGET = {"off": 0.05, "CPU": 0.15, "GPU": 0.15}

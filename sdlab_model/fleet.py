@@ -50,6 +50,9 @@ MAX_VALIDATED_QUEUE_SHARE = 0.1
 """With batching, a slot queue above this share of the p99 is flagged approximate (no cell of
 the tuning grid in that regime was validated; seed 4's test grid found one 16% high there)."""
 
+SLOT_LIMITED_SATURATION = 1.0
+"""From this ``b_sat / b_w`` on, slots, not the window, set a model's batch (and its wait)."""
+
 MAX_MODEL_CLASSES = 24
 """Models with similar traffic shares are grouped into at most this many classes."""
 
@@ -187,13 +190,13 @@ def batched_quantile(
 
     1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
        window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
-       slot frees; if every model's batch is held ``T``, a model dispatches
-       ``max(x_j / B, min(x_j, 1 / T))`` batches per ms and the slots just keep up at the ``T``
-       solving ``x s (1 - f) + s f sum_j n_j max(x_j / B, min(x_j, 1 / T)) = c``
-       (``_saturation_hold_ms``), so batches grow to ``b_j = min(B, max(b_w, x_j T))``.
+       slot frees; if every model's batch is held ``T``, a batch is its first request plus
+       ``x_j T`` more, and the slots just keep up at the ``T`` of ``_saturation_hold_ms``, so
+       batches grow to ``b_j = min(B, max(b_w, 1 + x_j T))``.
     2. Formation plus service ``F_j + S_j`` as in ``batching`` (the batch-count variance is the
-       window's arrivals times ``a2_j``), and the ``q`` quantile of their mixture over models
-       (weights: traffic shares).
+       window's arrivals times ``a2_j``; where slots set the batch size, ``b_sat >= b_w``, the
+       oldest request waits the holding time ``T`` instead of the window), and the ``q``
+       quantile of their mixture over models (weights: traffic shares).
     3. The slots serve the merged batch stream: its gap SCV by Whitt's QNA hybrid for
        superposed streams (each model's batch gaps have SCV ``a2_j / b_j``), shape
        ``k_B = 1 / SCV``; the wait tail ``C e^(-eta t)`` with ``eta D = k_B c ln(1 + eta/(k_B
@@ -227,7 +230,7 @@ def batched_quantile(
     scv_j = p / shape + (1.0 - p)
     b_window = batching._window_batch(x_j, window, size_cap)
     hold_ms = _saturation_hold_ms(x, c, x_j, np.broadcast_to(n, x_j.shape), s, f, size_cap)
-    b_saturated = x_j * hold_ms
+    b_saturated = 1.0 + x_j * hold_ms
     batch = np.minimum(size_cap, np.maximum(b_window, b_saturated))
     saturation_j = b_saturated / b_window
 
@@ -236,7 +239,12 @@ def batched_quantile(
     poisson_fill = batching.fill_load(int(size_cap), tail)
     even_fill = size_cap - 1.0 - tail * size_cap
     fill = even_fill + (poisson_fill - even_fill) * np.sqrt(scv_j)
-    tau = np.minimum(window, np.maximum(fill, 0.0) / np.maximum(x_j, 1e-300))
+    fill_ms = np.maximum(fill, 0.0) / np.maximum(x_j, 1e-300)
+    tau = np.minimum(window, fill_ms)
+    # Where busy slots, not the window, set a model's batch size, its oldest request waits for
+    # a slot: the holding time, or until a full batch has gathered if that comes first.
+    slot_limited = saturation_j >= SLOT_LIMITED_SATURATION
+    tau = np.where(slot_limited, np.maximum(tau, np.minimum(hold_ms, fill_ms)), tau)
     spread = np.where(
         b_window < size_cap,
         np.minimum(scv_j * x_j * window, ((size_cap - b_window) / 2.5) ** 2),
@@ -300,33 +308,35 @@ def batched_quantile(
 def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 60):
     """The holding time ``T`` (ms) at which one replica's slots just keep up, per cell.
 
-    Each model dispatches ``max(x_j / B, min(x_j, 1/T))`` batches per ms when its batches are
-    held ``T``: a rare model still sends single requests, however long the others wait. Where
-    single requests alone fit in the slots (``x s <= c``), the single-model closed form
-    ``s f / (c - x s (1 - f))`` (below ``1 / x``) keeps the saturation measure continuous; else
-    bisection on ``ln T``. ``inf`` where even full batches cannot keep up.
+    A batch is its first request plus the ``x_j T`` that arrive while it is held, so a model
+    sends ``x_j / (1 + x_j T)`` batches per ms (at least ``x_j / B``): a rare model still sends
+    single requests however long the others wait. ``T`` solves
+    ``x s (1 - f) + s f sum_j n_j max(x_j / B, x_j / (1 + x_j T)) = c``; with one model that is
+    ``1 + x T = x s f / (c - x s (1 - f))``, the batch size at which slots keep up. Where single
+    requests alone fit in the slots (``x s <= c``) that closed form is used (``T <= 0``: no
+    holding needed); else bisection. ``inf`` where even full batches cannot keep up.
     """
     x1 = x[:, 0]
     c1 = c[:, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        closed = s * f / (c1 - x1 * s * (1.0 - f))
-    hold = np.where(closed > 0.0, closed, np.inf)
+        closed = s * f / (c1 - x1 * s * (1.0 - f)) - 1.0 / x1
+    hold = np.where(c1 - x1 * s * (1.0 - f) > 0.0, closed, np.inf)
     busy = (x1 * s > c1) & (x1 * s * (f / size_cap + 1.0 - f) < c1)
     if np.any(busy):
         rates, counts, slots, total = x_j[busy], n[busy], c1[busy], x1[busy]
-        lo = np.log(1.0 / np.max(rates, axis=1))
-        hi = np.full(lo.shape, math.log(1e9))
+        lo = np.zeros(total.shape)
+        hi = np.full(total.shape, 1e9)
 
-        def excess(log_hold):
-            per_model = np.maximum(rates / size_cap, np.minimum(rates, np.exp(-log_hold)[:, None]))
+        def excess(hold_ms):
+            per_model = np.maximum(rates / size_cap, rates / (1.0 + rates * hold_ms[:, None]))
             return total * s * (1.0 - f) + s * f * np.sum(counts * per_model, axis=1) - slots
 
         for _ in range(steps):
-            mid = 0.5 * (lo + hi)
+            mid = np.sqrt(np.maximum(lo, 1e-9) * hi)  # bisection on a log scale
             over = excess(mid) > 0.0
             lo = np.where(over, mid, lo)
             hi = np.where(over, hi, mid)
-        hold[busy] = np.exp(0.5 * (lo + hi))
+        hold[busy] = np.sqrt(np.maximum(lo, 1e-9) * hi)
     return hold[:, None]
 
 

@@ -240,8 +240,11 @@ def _fleet_grid(workload: Workload, rates: np.ndarray, counts: np.ndarray) -> np
     return p99
 
 
-def _fleet_exact_wait(workload: Workload, parts: fleet.FleetLatency) -> list[float] | None:
-    """Without batching and with a whole number of pooled servers, the exact M/D/n waits."""
+def _fleet_exact_wait(
+    workload: Workload, parts: fleet.FleetLatency, utilization: float
+) -> list[float] | None:
+    """Without batching and with a whole number of pooled servers, the exact M/D/n waits (in
+    units of the service time)."""
     if workload.effective_max_batch_size != 1:
         return None
     # Gamma arrivals of whole shape k are Erlang-k, and E_k/D/c waits exactly as M/D/(kc) at k
@@ -254,10 +257,11 @@ def _fleet_exact_wait(workload: Workload, parts: fleet.FleetLatency) -> list[flo
     if not erlang_stream or shape < 1.0 or abs(shape - round(shape)) > 1e-9:
         return None
     pooled = float(parts.pooled_servers)
-    wait = mdc.MdcWait.solve(int(pooled), pooled * float(parts.utilization))
+    # Every replica runs at the fleet's utilization (rate over capacity), the pooled queue too.
+    wait = mdc.MdcWait.solve(int(pooled), pooled * utilization)
     if not wait.is_exact:
         return None
-    return [wait.wait_quantile(q) * workload.single_request_ms for q in QUANTILES]
+    return [wait.wait_quantile(q) for q in QUANTILES]
 
 
 def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
@@ -265,9 +269,9 @@ def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyRe
     replicas = np.array(float(workload.replicas))
     parts = [_fleet_parts(workload, rate, replicas, q) for q in QUANTILES]
     tail = parts[-1]
-    exact = _fleet_exact_wait(workload, tail)
-    if exact is not None:
-        p50, p95, p99 = (workload.single_request_ms + wait for wait in exact)
+    exact = _fleet_exact_wait(workload, tail, utilization)
+    if exact is not None:  # in units of the service time, combined as _unbatched does
+        p50, p95, p99 = (workload.single_request_ms * (1.0 + wait) for wait in exact)
     else:
         p50, p95, p99 = (float(part.quantile_ms) for part in parts)
     compute = float(tail.compute_ms)

@@ -55,13 +55,22 @@ _STATE_BADGE = {
 }
 
 
+_POLICY_SHORT = {
+    "round_robin": "round robin",
+    "least_request": "least request",
+    "random": "random",
+    "central_queue": "one central queue",
+}
+
+
 def diagram_notes(result: Assessment) -> dict[str, str]:
     """The numbers drawn on the diagram's nodes: traffic, models, batch, replicas and load."""
     workload = result.workload
     notes = {
         "client": rate_text(workload.rate_rps),
         "gateway": f"{workload.models_hosted:,} model"
-        + ("s" if workload.models_hosted != 1 else ""),
+        + ("s" if workload.models_hosted != 1 else "")
+        + f" · {_POLICY_SHORT[workload.lb_policy]}",
         "replicas": f"{replicas_text(workload.replicas)} · {_load_text(result.utilization)}",
     }
     if workload.dynamic_batching and workload.batch_window_ms > 0:

@@ -93,12 +93,15 @@ def test_every_config_option_exists_in_the_installed_streamlit():
     # A misspelt or renamed option is silently ignored: the setting would look made and not be.
     from streamlit import config
 
-    unknown = [
-        f"{section}.{name}"
-        for section, options in _config().items()
-        for name in options
-        if f"{section}.{name}" not in config.get_config_options()
-    ]
+    def dotted(table: dict, prefix: str = ""):
+        # Nested tables ([theme.light], [theme.dark]) name their options with both parts.
+        for name, value in table.items():
+            if isinstance(value, dict):
+                yield from dotted(value, f"{prefix}{name}.")
+            else:
+                yield f"{prefix}{name}"
+
+    unknown = [name for name in dotted(_config()) if name not in config.get_config_options()]
     assert not unknown, f".streamlit/config.toml sets options Streamlit does not have: {unknown}"
     assert config.get_config_options()["client.showErrorDetails"].default_val == "full", (
         'this Streamlit no longer defaults to "full" error details: recheck the chosen value'

@@ -224,7 +224,10 @@ def test_hover_says_replica_for_one():
     main = figures.p99_heatmap(_small_grid())
     frontier = next(t for t in main.data if t.name == "fewest replicas meeting the target")
     shown = {str(text) for text, y in zip(frontier.text, frontier.y, strict=True) if np.isfinite(y)}
-    assert "1 replicas" not in " ".join(shown), f"frontier hover says '1 replicas': {shown}"
+    # A whole word: "41 replicas" is right, "1 replicas" is not.
+    assert not [text for text in shown if re.search(r"(?<!\d)1 replicas", text)], (
+        f"frontier hover says '1 replicas': {shown}"
+    )
     for trace in main.data:
         assert "%{y} replicas" not in (trace.hovertemplate or ""), (
             f"{trace.name!r} hovers 'needs %{{y}} replicas', wrong for one replica"
