@@ -23,6 +23,12 @@ page = st.navigation(
             url_path="heatmaps",
         ),
         st.Page(
+            _PAGES_DIR / "advice.py",
+            title="Advice & cost",
+            icon=":material/payments:",
+            url_path="advice",
+        ),
+        st.Page(
             _PAGES_DIR / "tradeoffs.py",
             title="Tradeoffs & sources",
             icon=":material/menu_book:",

@@ -53,7 +53,7 @@ the tuning grid in that regime was validated; seed 4's test grid found one 16% h
 SLOT_LIMITED_SATURATION = 1.0
 """From this ``b_sat / b_w`` on, slots, not the window, set a model's batch (and its wait)."""
 
-MAX_MODEL_CLASSES = 24
+MAX_MODEL_CLASSES = 12
 """Models with similar traffic shares are grouped into at most this many classes."""
 
 
@@ -305,7 +305,7 @@ def batched_quantile(
     )
 
 
-def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 60):
+def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 32):
     """The holding time ``T`` (ms) at which one replica's slots just keep up, per cell.
 
     A batch is its first request plus the ``x_j T`` that arrive while it is held, so a model

@@ -214,6 +214,32 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         advanced=True,
     ),
     NumericInput(
+        "cpu_usd_per_replica_hour",
+        "CPU replica price",
+        0.01,
+        200,
+        1.428,
+        "log",
+        "$/h",
+        False,
+        "On-demand price of one CPU replica-hour. The default is an AWS c7i.8xlarge (16 cores, "
+        "us-east-1, Linux), matching the default 16 workers: see docs/hardware_catalog.md.",
+        advanced=True,
+    ),
+    NumericInput(
+        "gpu_usd_per_replica_hour",
+        "GPU replica price",
+        0.01,
+        500,
+        5.672,
+        "log",
+        "$/h",
+        False,
+        "On-demand price of one GPU replica-hour. The default is an AWS g5.12xlarge (4 A10G GPUs, "
+        "us-east-1, Linux), matching the default 4 model instances: see docs/hardware_catalog.md.",
+        advanced=True,
+    ),
+    NumericInput(
         "arrival_cv",
         "Arrival burstiness (CV)",
         0.5,

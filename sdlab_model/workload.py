@@ -60,6 +60,8 @@ class Workload:
     gpu_speedup: float = NUMERIC_BY_NAME["gpu_speedup"].default
     cpu_batch_overhead_share: float = NUMERIC_BY_NAME["cpu_batch_overhead_share"].default
     gpu_batch_overhead_share: float = NUMERIC_BY_NAME["gpu_batch_overhead_share"].default
+    cpu_usd_per_replica_hour: float = NUMERIC_BY_NAME["cpu_usd_per_replica_hour"].default
+    gpu_usd_per_replica_hour: float = NUMERIC_BY_NAME["gpu_usd_per_replica_hour"].default
     arrival_cv: float = NUMERIC_BY_NAME["arrival_cv"].default
     lb_policy: str = CHOICE_BY_NAME["lb_policy"].default
 

@@ -13,6 +13,7 @@ APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 LAB_PAGE = "app_pages/lab.py"
 HEATMAPS_PAGE = "app_pages/heatmaps.py"
 TRADEOFFS_PAGE = "app_pages/tradeoffs.py"
+ADVICE_PAGE = "app_pages/advice.py"
 # The first run compiles the simulator kernel (numba) unless its disk cache is warm.
 RUN_TIMEOUT_S = 180
 

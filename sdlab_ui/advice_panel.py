@@ -1,0 +1,192 @@
+"""The Advice page's sections: the cheapest design, the cost–p99 frontier, levers, what breaks.
+
+Every number comes from ``sdlab_model.advice`` (the analytic model under the chosen LB policy);
+a recommended design outside the model's validated range is also simulated, and the page says
+whether the simulation agrees that it meets the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from sdlab_model.advice import (
+    HEADROOM,
+    Advice,
+    BreakingPoint,
+    Lever,
+    advise,
+    breaking_points,
+    levers,
+    workload_cost,
+)
+from sdlab_model.workload import Workload
+from sdlab_ui import budget, cache, state
+from sdlab_ui.figures import ms_text
+
+_KEY = {Workload: astuple}
+
+
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner="Searching designs…")
+def cached_advice(workload: Workload) -> Advice:
+    """``advise``, cached (about a second of work for a multi-model fleet)."""
+    with budget.slot(budget.WORK):
+        return advise(workload)
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)
+def cached_levers(workload: Workload) -> tuple[Lever, ...]:
+    return levers(workload)
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)
+def cached_breaking_points(workload: Workload) -> tuple[BreakingPoint, ...]:
+    return breaking_points(workload)
+
+
+def money(usd: float) -> str:
+    """Dollars as a person reads them: cents below $100, whole dollars above."""
+    if not math.isfinite(usd):
+        return "—"
+    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
+
+
+def cost_line(workload: Workload) -> str:
+    """'$2.86/h · $3.97 per 1M inferences' for the workload at its own prices."""
+    cost = workload_cost(workload)
+    return f"{money(cost.usd_per_hour)}/h · {money(cost.usd_per_million)} per 1M inferences"
+
+
+def recommendation(workload: Workload) -> Advice:
+    """The cheapest design and a one-click switch to it."""
+    advice = cached_advice(workload)
+    best = advice.best
+    st.subheader("Cheapest design that meets the target")
+    st.caption(
+        f"Searched {advice.configurations_searched} configurations (CPU or GPU replicas, batching "
+        "off or on over several windows and max batch sizes) × 1–500 replicas with the "
+        f"{_policy(workload)} balancer, keeping {HEADROOM:.0%} capacity headroom (utilization "
+        "at most 75%, the lab's safe-capacity line)."
+    )
+    if best is None:
+        st.error(
+            f"No design in the search space meets the {ms_text(workload.p99_target_ms)} target "
+            "with that headroom. The frontier below shows the fastest each budget buys."
+        )
+        return advice
+    columns = st.columns(4)
+    columns[0].metric(
+        "Design", f"{best.workload.replicas} × {'GPU' if best.workload.gpu else 'CPU'}"
+    )
+    columns[1].metric("Cost", f"{money(best.cost.usd_per_hour)}/h")
+    columns[2].metric("p99 (model)", ms_text(best.p99_ms))
+    columns[3].metric("Utilization", f"{best.utilization:.0%}")
+    st.markdown(
+        f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
+        f"design: {advice.current.label}, {cost_line(workload)}, p99 "
+        f"{ms_text(advice.current.p99_ms)}."
+    )
+    if best.accuracy == "approximate":
+        sim = cache.simulation(best.workload)
+        verdict = "meets" if sim.p99_ms <= workload.p99_target_ms else "misses"
+        st.warning(
+            f"The model is outside its validated range for this design; simulated, its p99 is "
+            f"{ms_text(sim.p99_ms)}, which {verdict} the target.",
+            icon=":material/science:",
+        )
+    if best.workload != workload:
+        st.button(
+            "Use this design",
+            key="advice.use",
+            on_click=state.load,
+            args=(best.workload,),
+            type="primary",
+        )
+    else:
+        st.success("The current design is the cheapest one that meets the target.")
+    return advice
+
+
+def frontier_chart(workload: Workload, advice: Advice) -> None:
+    st.subheader("Cost against p99")
+    st.caption(
+        "Each point is the cheapest design for its p99 (the Pareto frontier over every searched "
+        "configuration and replica count with the headroom); the dashed line is the target."
+    )
+    frontier = advice.frontier
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=[d.cost.usd_per_hour for d in frontier],
+            y=[d.p99_ms for d in frontier],
+            mode="lines+markers",
+            name="frontier",
+            text=[d.label for d in frontier],
+            hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+        )
+    )
+    current = advice.current
+    if math.isfinite(current.p99_ms):
+        figure.add_trace(
+            go.Scatter(
+                x=[current.cost.usd_per_hour],
+                y=[current.p99_ms],
+                mode="markers",
+                marker={"symbol": "star", "size": 16},
+                name="current design",
+                text=[current.label],
+                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+            )
+        )
+    if advice.best is not None:
+        figure.add_trace(
+            go.Scatter(
+                x=[advice.best.cost.usd_per_hour],
+                y=[advice.best.p99_ms],
+                mode="markers",
+                marker={"symbol": "diamond", "size": 14},
+                name="recommended",
+                text=[advice.best.label],
+                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+            )
+        )
+    figure.add_hline(y=workload.p99_target_ms, line_dash="dash")
+    figure.update_xaxes(title_text="fleet cost ($/h)", type="log")
+    figure.update_yaxes(title_text="p99 (ms)", type="log")
+    figure.update_layout(height=380, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    st.plotly_chart(figure, key="advice.frontier")
+
+
+def lever_table(workload: Workload) -> None:
+    st.subheader("Levers: one change at a time")
+    rows = [
+        {
+            "change": lever.label,
+            "p99": ms_text(lever.p99_ms),
+            "Δ p99": _delta_ms(lever.delta_p99_ms),
+            "cost": f"{money(lever.usd_per_hour)}/h",
+            "Δ cost": f"{lever.delta_usd_per_hour:+,.2f} $/h",
+            "meets target": "yes" if lever.meets_target else "no",
+        }
+        for lever in cached_levers(workload)
+    ]
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def breaking_table(workload: Workload) -> None:
+    st.subheader("What breaks first")
+    st.caption("How far each input can move before the p99 misses the target or the queue grows.")
+    st.markdown("\n".join(f"- {point.text}" for point in cached_breaking_points(workload)))
+
+
+def _delta_ms(delta: float) -> str:
+    if not math.isfinite(delta):
+        return "unstable (∞)" if delta > 0 else "—"
+    return f"{delta:+.1f} ms"
+
+
+def _policy(workload: Workload) -> str:
+    return workload.lb_policy.replace("_", " ")
