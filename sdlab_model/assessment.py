@@ -13,7 +13,16 @@ from typing import Literal
 import numpy as np
 
 from sdlab_model import queueing, teaching
-from sdlab_model.design import Decision, Design, Meter, Needs, Reason, Stage, assess
+from sdlab_model.design import (
+    Alternatives,
+    Decision,
+    Design,
+    Meter,
+    Needs,
+    Reason,
+    Stage,
+    assess,
+)
 from sdlab_model.latency import Accuracy, LatencyResult
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
@@ -104,7 +113,20 @@ def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -
 def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
     """Assess one workload: latencies, capacity, stability, recommendation, states and advice."""
     result = latency(workload, model)
-    design: Design = assess(workload, result)
+    replicas_now = min_replicas_for_target(workload, model)
+    alternatives = None
+    if model == "queueing":
+        toggled = workload.with_changes(dynamic_batching=not workload.dynamic_batching)
+        other = workload.with_changes(gpu=not workload.gpu)
+        alternatives = Alternatives(
+            batching_toggled_p99_ms=queueing.latency(toggled).p99_ms,
+            replicas_now=replicas_now,
+            replicas_batching_toggled=min_replicas_for_target(toggled, model),
+            replicas_other_hardware=min_replicas_for_target(other, model),
+            usd_per_replica_hour=_price(workload),
+            other_usd_per_replica_hour=_price(other),
+        )
+    design: Design = assess(workload, result, alternatives)
     return Assessment(
         workload=workload,
         model=model,
@@ -127,5 +149,9 @@ def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
         meters=design.meters,
         decisions=design.decisions,
         reasons=design.reasons,
-        min_replicas_for_target=min_replicas_for_target(workload, model),
+        min_replicas_for_target=replicas_now,
     )
+
+
+def _price(workload: Workload) -> float:
+    return workload.gpu_usd_per_replica_hour if workload.gpu else workload.cpu_usd_per_replica_hour

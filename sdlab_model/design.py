@@ -14,7 +14,7 @@ The prose (titles aside) is ours; only the facts are the original page's.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from sdlab_model.architecture import FLOWS, NODE_IDS
@@ -118,6 +118,22 @@ class Reason:
     id: str
     status: ReasonStatus
     text: str
+
+
+@dataclass(frozen=True)
+class Alternatives:
+    """What the queueing model says about the nearest alternatives to the current design.
+
+    ``replicas_*`` are the fewest replicas (1-500) that meet the p99 target, ``None`` if none
+    does; prices are per replica-hour.
+    """
+
+    batching_toggled_p99_ms: float
+    replicas_now: int | None
+    replicas_batching_toggled: int | None
+    replicas_other_hardware: int | None
+    usd_per_replica_hour: float
+    other_usd_per_replica_hour: float
 
 
 @dataclass(frozen=True)
@@ -291,7 +307,7 @@ def meter_status(ratio: float) -> MeterStatus:
 def _ms(value_ms: float) -> str:
     """A latency a person reads: whole ms from 100 up, one decimal below, ∞ when unstable."""
     if math.isinf(value_ms):
-        return "∞ ms"
+        return "unstable (∞)"
     return f"{value_ms:,.0f} ms" if value_ms >= 100 else f"{value_ms:.1f} ms"
 
 
@@ -370,11 +386,19 @@ def meters_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple
             "Multi-model packing",
             needs.packing_pressure,
             meter_status(needs.packing_pressure),
-            f"{_count(workload.models_hosted, 'model')} on {hot_slots:,} hot-load slots",
+            _packing_text(workload, needs, hot_slots),
             f"Models against what the replicas can keep loaded ({MODELS_PER_REPLICA_HOT} each), "
             f"or against {PACKING_PRESSURE_MODELS:.0f} models, whichever is tighter.",
         ),
     )
+
+
+def _packing_text(workload: Workload, needs: Needs, hot_slots: int) -> str:
+    """The packing meter's number: whichever limit binds, slots or the model-count line."""
+    models = _count(workload.models_hosted, "model")
+    if needs.models_per_slot >= workload.models_hosted / PACKING_PRESSURE_MODELS:
+        return f"{models} on {hot_slots:,} hot-load slots"
+    return f"{models} against a line of {PACKING_PRESSURE_MODELS:.0f} for one fleet"
 
 
 # Decision prose: one line per (decision, state) the rules can reach.
@@ -573,8 +597,9 @@ def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tupl
             Reason(
                 "packing",
                 "warning",
-                f"{workload.models_hosted:,} models outgrow {workload.replicas:,} replicas that "
-                f"hot-load {MODELS_PER_REPLICA_HOT} each: pack models and route by model.",
+                f"{workload.models_hosted:,} models on {workload.replicas:,} replicas "
+                f"({workload.models_hosted / workload.replicas:.1f} per replica): pack several "
+                "per replica and route by model.",
             )
         )
 
@@ -618,15 +643,167 @@ def _headroom_reason(workload: Workload, latency: LatencyResult, needs: Needs) -
     return Reason("headroom", status, text)
 
 
-def assess(workload: Workload, latency: LatencyResult) -> Design:
-    """Apply the original page's design rules to one workload and its latency result."""
+def assess(
+    workload: Workload, latency: LatencyResult, alternatives: Alternatives | None = None
+) -> Design:
+    """Apply the design rules to one workload and its latency result.
+
+    Without ``alternatives`` (the teaching model) the rules are the original page's. With them
+    (the queueing model) the batching and hardware decisions, their reasons and the accelerator
+    meter come from the model's numbers (``_queueing_decisions``), and the capacity meter names
+    utilization once. Either way nothing reads "ok" while the p99 misses the target or the load
+    is past the safe line (``_no_ok_beside_a_failure``).
+    """
     needs = needs_of(workload, latency)
+    meters = meters_of(workload, latency, needs)
+    decisions = decisions_of(workload, latency, needs)
+    reasons = reasons_of(workload, latency, needs)
+    if alternatives is not None:
+        meters, decisions, reasons = _queueing_decisions(
+            workload, latency, alternatives, meters, decisions, reasons
+        )
+    if needs.tail_missed or needs.over_capacity:
+        meters, reasons = _no_ok_beside_a_failure(meters, reasons)
     return Design(
         needs=needs,
         stage=recommend_stage(needs),
         node_states=node_states_of(workload, latency, needs),
         flow_states=flow_states_of(needs),
-        meters=meters_of(workload, latency, needs),
-        decisions=decisions_of(workload, latency, needs),
-        reasons=reasons_of(workload, latency, needs),
+        meters=meters,
+        decisions=decisions,
+        reasons=reasons,
     )
+
+
+def _no_ok_beside_a_failure(meters, reasons):
+    """While the target is missed or the load is past the safe line, no tick anywhere: what
+    would read "ok" reads as a warning (its own number is still right, the design is not)."""
+    meters = tuple(
+        replace(meter, status="warning") if meter.status == "ok" else meter for meter in meters
+    )
+    reasons = tuple(
+        replace(reason, status="warning") if reason.status == "ok" else reason for reason in reasons
+    )
+    return meters, reasons
+
+
+def _replicas_text(count: int | None) -> str:
+    return "no count up to 500" if count is None else _count(count, "replica")
+
+
+def _meet(count: int | None) -> str:
+    """'1 replica meets' / '3 replicas meet' / 'no count up to 500 meets'."""
+    return _replicas_text(count) + (" meets" if count is None or count == 1 else " meet")
+
+
+def _queueing_decisions(workload, latency, alternatives, meters, decisions, reasons):
+    """Batching and hardware decided by the queueing model's numbers, not by thresholds."""
+    target = workload.p99_target_ms
+    meets_now = math.isfinite(latency.p99_ms) and latency.p99_ms <= target
+    other_p99 = alternatives.batching_toggled_p99_ms
+    other_meets = math.isfinite(other_p99) and other_p99 <= target
+    now_n, toggled_n = alternatives.replicas_now, alternatives.replicas_batching_toggled
+    on = workload.dynamic_batching
+    without = "without" if on else "with"
+    if on and not meets_now and other_meets:
+        state, status = "tradeoff", "danger"
+        text = (
+            f"Batching is why the p99 misses: {_ms(latency.p99_ms)} with it, {_ms(other_p99)} "
+            f"without, against the {_ms(target)} target. Turn it off or shorten the window."
+        )
+    elif not on and not meets_now and other_meets:
+        state, status = "needed", "danger"
+        text = (
+            f"Turn batching on: the p99 would be {_ms(other_p99)} instead of "
+            f"{_ms(latency.p99_ms)}, within the {_ms(target)} target."
+        )
+    elif on and meets_now and not other_meets:
+        state, status = "needed", "ok"
+        text = (
+            f"Needed: without batching the p99 would be {_ms(other_p99)}, past the "
+            f"{_ms(target)} target."
+        )
+    else:
+        batched_n, plain_n = (now_n, toggled_n) if on else (toggled_n, now_n)
+        if batched_n is not None and (plain_n is None or batched_n < plain_n):
+            state = "useful" if on else "needed"
+            status = "ok" if on else "warning"
+            text = (
+                f"Batching meets the target with {_replicas_text(batched_n)}, "
+                f"{_replicas_text(plain_n)} without it."
+            )
+        else:
+            state = "not-yet"
+            status = "warning" if on else "ok"
+            text = (
+                f"Batching does not pay here: {_meet(plain_n)} the target "
+                f"without it, {_replicas_text(batched_n)} with it "
+                f"(p99 {_ms(other_p99)} {without} batching now)."
+            )
+    decisions = tuple(
+        replace(d, state=state, text=text) if d.id == "batching" else d for d in decisions
+    )
+
+    now_cost = _fleet_cost(now_n, alternatives.usd_per_replica_hour)
+    other_cost = _fleet_cost(
+        alternatives.replicas_other_hardware, alternatives.other_usd_per_replica_hour
+    )
+    kind, other_kind = ("GPU", "CPU") if workload.gpu else ("CPU", "GPU")
+    hardware_text = (
+        f"Cheapest fleet meeting the target: {kind} {_money(now_cost, now_n)}, "
+        f"{other_kind} {_money(other_cost, alternatives.replicas_other_hardware)}."
+    )
+    if other_cost < now_cost:
+        hardware_state, hardware_status = "needed", "warning"
+        hardware_text += f" Move to {other_kind} replicas."
+    else:
+        hardware_state = "useful" if math.isfinite(now_cost) else "needed"
+        hardware_status = "ok" if math.isfinite(now_cost) else "danger"
+    decisions = tuple(
+        replace(d, state=hardware_state, text=hardware_text) if d.id == "hardware" else d
+        for d in decisions
+    )
+    meters = tuple(
+        replace(
+            m,
+            value_text=_utilization_text(latency),
+            explanation=f"How busy the replicas are; past the {SAFE_UTILIZATION:.0%} safe line "
+            "bursts queue and the tail grows fast. The bar is utilization over that line.",
+        )
+        if m.id == "capacity"
+        else m
+        for m in meters
+    )
+    reasons = tuple(
+        Reason("batching", status, text)
+        if r.id == "batching"
+        else Reason("hardware", hardware_status, hardware_text)
+        if r.id == "hardware"
+        else r
+        for r in reasons
+    )
+    ids = {r.id for r in reasons}
+    extra = []
+    if "batching" not in ids:
+        extra.append(Reason("batching", status, text))
+    if "hardware" not in ids:
+        extra.append(Reason("hardware", hardware_status, hardware_text))
+    if extra:
+        reasons = (reasons[0], reasons[1], *extra, *reasons[2:])[:MAX_REASONS]
+    return meters, decisions, reasons
+
+
+def _utilization_text(latency: LatencyResult) -> str:
+    if _unstable(latency) or latency.utilization >= 1.0:
+        return f"unstable (∞): {latency.utilization:.0%} busy"
+    return f"{latency.utilization:.0%} busy (safe line {SAFE_UTILIZATION:.0%})"
+
+
+def _fleet_cost(replicas: int | None, usd_per_replica_hour: float) -> float:
+    return math.inf if replicas is None else replicas * usd_per_replica_hour
+
+
+def _money(usd_per_hour: float, replicas: int | None) -> str:
+    if replicas is None or not math.isfinite(usd_per_hour):
+        return "cannot meet it up to 500 replicas"
+    return f"${usd_per_hour:,.2f}/h ({_count(replicas, 'replica')})"
