@@ -222,8 +222,9 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         "log",
         "$/h",
         False,
-        "On-demand price of one CPU replica-hour. The default is an AWS c7i.8xlarge (16 cores, "
-        "us-east-1, Linux), matching the default 16 workers: see docs/hardware_catalog.md.",
+        "On-demand price of one CPU replica-hour. Default (an estimate): two AWS c7i.4xlarge of "
+        "8 cores each at $0.714/h (us-east-1, Linux, read 2026-11-30), for the default 16 "
+        "workers. The Advice page prices a replica from the hardware catalog.",
         advanced=True,
     ),
     NumericInput(
@@ -231,12 +232,13 @@ NUMERIC_INPUTS: tuple[NumericInput, ...] = (
         "GPU replica price",
         0.01,
         500,
-        5.672,
+        4.024,
         "log",
         "$/h",
         False,
-        "On-demand price of one GPU replica-hour. The default is an AWS g5.12xlarge (4 A10G GPUs, "
-        "us-east-1, Linux), matching the default 4 model instances: see docs/hardware_catalog.md.",
+        "On-demand price of one GPU replica-hour. Default (an estimate): four AWS g5.xlarge of one "
+        "A10G each at $1.006/h (us-east-1, Linux, read 2026-11-30), for the default 4 model "
+        "instances. The Advice page prices a replica from the hardware catalog.",
         advanced=True,
     ),
     NumericInput(

@@ -35,3 +35,80 @@ def test_advice_page_says_so_when_nothing_meets_the_target():
     assert_no_exception(app)
     errors = " ".join(e.value for e in app.error)
     assert "No design in the search space meets" in errors, f"errors shown: {errors!r}"
+
+
+PROFILE_KEY = "advice.profile_upload"
+
+
+def _upload_profile(app, content: bytes):
+    app.file_uploader(key=PROFILE_KEY).set_value(("profile.csv", content, "text/csv"))
+    return app.run()
+
+
+def _workload_now(app) -> Workload:
+    return app.session_state["sdlab.workload"]
+
+
+def test_a_measured_profile_sets_the_replicas_speed_and_round_trips():
+    from sdlab_model.hardware import BatchProfile
+
+    app = open_app({"gpu": "1", "model_latency_ms": "40"}, page=ADVICE_PAGE)
+    # An exactly affine GPU profile: s1 = 4 ms (10x faster than the 40 ms CPU latency), f = 0.8.
+    sizes = (1, 2, 4, 8, 16, 32)
+    profile = BatchProfile(sizes, tuple(4.0 * (0.8 + 0.2 * b) for b in sizes), "test", False)
+    app = _upload_profile(app, profile.to_csv().encode())
+    assert_no_exception(app)
+    workload = _workload_now(app)
+    assert abs(workload.gpu_speedup - 10.0) < 1e-6, f"speed-up {workload.gpu_speedup}"
+    assert abs(workload.gpu_batch_overhead_share - 0.8) < 1e-6, workload.gpu_batch_overhead_share
+    assert "Profile loaded" in " ".join(s.value for s in app.success), "no confirmation shown"
+
+
+BAD_PROFILES = {
+    "empty": b"",
+    "wrong header": b"size,ms\n1,2\n2,3\n",
+    "not a number": b"batch_size,latency_ms\n1,fast\n2,3\n",
+    "one row": b"batch_size,latency_ms\n1,2\n",
+    "not increasing": b"batch_size,latency_ms\n2,3\n1,2\n",
+    "negative latency": b"batch_size,latency_ms\n1,-2\n2,3\n",
+    "binary": b"\xff\xfe\x00\x01",
+    "too fast for the model": b"batch_size,latency_ms\n1,0.001\n2,0.0011\n",
+}
+
+
+def test_a_bad_profile_says_why_and_changes_nothing():
+    for name, content in BAD_PROFILES.items():
+        app = open_app({"gpu": "1"}, page=ADVICE_PAGE)
+        before = _workload_now(app)
+        app = _upload_profile(app, content)
+        assert_no_exception(app)
+        assert _workload_now(app) == before, f"{name}: the lab changed"
+        errors = " ".join(e.value for e in app.error)
+        assert "Profile not used" in errors, f"{name}: no message ({errors!r})"
+
+
+def test_catalog_price_sets_the_replica_kind_price_and_slots():
+    from sdlab_model.hardware import hardware_by_id
+
+    app = open_app(page=ADVICE_PAGE)
+    app.selectbox(key="advice.catalog_choice").set_value("aws-g4dn-xlarge").run()
+    app.button(key="advice.use_catalog").click().run()
+    assert_no_exception(app)
+    workload = _workload_now(app)
+    t4 = hardware_by_id("aws-g4dn-xlarge")
+    assert workload.gpu and workload.gpu_usd_per_replica_hour == t4.usd_per_hour
+    assert workload.gpu_instances_per_replica == t4.slots
+
+
+def test_default_prices_are_the_catalogs_figures():
+    from sdlab_model.hardware import hardware_by_id
+    from sdlab_model.params import NUMERIC_BY_NAME
+
+    cpu = NUMERIC_BY_NAME["cpu_usd_per_replica_hour"].default
+    gpu = NUMERIC_BY_NAME["gpu_usd_per_replica_hour"].default
+    workers = NUMERIC_BY_NAME["cpu_workers_per_replica"].default
+    instances = NUMERIC_BY_NAME["gpu_instances_per_replica"].default
+    c7i = hardware_by_id("aws-c7i-4xlarge")
+    g5 = hardware_by_id("aws-g5-xlarge")
+    assert cpu == round(c7i.usd_per_hour * workers / c7i.slots, 6), "CPU default drifted"
+    assert gpu == round(g5.usd_per_hour * instances / g5.slots, 6), "GPU default drifted"
