@@ -120,41 +120,41 @@ def _run_batching_queue(
 run_batching_queue = _compile(_run_batching_queue)
 
 
-# Event kinds of the fleet kernel's heap.
-_WINDOW_EXPIRES = 0
-_BATCH_COMPLETES = 1
-
 POLICY_RANDOM = 0
 POLICY_ROUND_ROBIN = 1
 POLICY_LEAST_REQUEST = 2
 
 
-def _heap_push(times, kinds, owners, payloads, size, time, kind, owner, payload):
-    """Push an event onto a binary min-heap (by time) kept in four parallel arrays; new size."""
+def _heap_push(times, ranks, owners, payloads, size, time, rank, owner, payload):
+    """Push an event onto a binary min-heap kept in four parallel arrays; returns the new size.
+
+    Events are ordered by time, then by ``rank`` (smaller first), so equal times resolve the
+    same way on every run and platform.
+    """
     position = size
     while position > 0:
         parent = (position - 1) // 2
-        if times[parent] <= time:
+        if times[parent] < time or (times[parent] == time and ranks[parent] <= rank):
             break
         times[position] = times[parent]
-        kinds[position] = kinds[parent]
+        ranks[position] = ranks[parent]
         owners[position] = owners[parent]
         payloads[position] = payloads[parent]
         position = parent
     times[position] = time
-    kinds[position] = kind
+    ranks[position] = rank
     owners[position] = owner
     payloads[position] = payload
     return size + 1
 
 
-def _heap_pop(times, kinds, owners, payloads, size):
-    """Remove the earliest event (the caller read it at index 0 first); returns the new size."""
+def _heap_pop(times, ranks, owners, payloads, size):
+    """Remove the first event (the caller read it at index 0 first); returns the new size."""
     size -= 1
     if size == 0:
         return 0
     time = times[size]
-    kind = kinds[size]
+    rank = ranks[size]
     owner = owners[size]
     payload = payloads[size]
     position = 0
@@ -163,17 +163,20 @@ def _heap_pop(times, kinds, owners, payloads, size):
         if child >= size:
             break
         right = child + 1
-        if right < size and times[right] < times[child]:
+        if right < size and (
+            times[right] < times[child]
+            or (times[right] == times[child] and ranks[right] < ranks[child])
+        ):
             child = right
-        if times[child] >= time:
+        if times[child] > time or (times[child] == time and ranks[child] >= rank):
             break
         times[position] = times[child]
-        kinds[position] = kinds[child]
+        ranks[position] = ranks[child]
         owners[position] = owners[child]
         payloads[position] = payloads[child]
         position = child
     times[position] = time
-    kinds[position] = kind
+    ranks[position] = rank
     owners[position] = owner
     payloads[position] = payload
     return size
@@ -272,9 +275,10 @@ def _run_fleet(
     as slots free up, waiting queues take them in the order they became ready (so without
     batching a replica serves its requests first come, first served, whatever their model). A
     dispatch takes up to ``max_batch_size`` of the queue's requests (all have arrived: events run
-    in time order), and runs ``service_by_size_ms[b]`` (times ``service_multiplier[k]`` for the
-    ``k``-th batch when that array is not empty). Events at the same time run completions and window
-    expiries before an arrival, so an arrival sees every slot freed at its own instant.
+    in time order), and runs ``service_by_size_ms[b]`` (times ``service_multiplier[i]``, ``i``
+    the batch's oldest request, when that array is not empty). Events at the same time run
+    window expiries (oldest head first), then completions, then arrivals: an arrival sees every
+    slot freed at its own instant, and a freed slot sees every queue ready by then.
 
     Fills ``dispatch_ms`` and ``completion_ms`` per request, and ``batch_sizes`` and
     ``batch_first`` (its oldest request) per batch, in dispatch order; returns the number of
@@ -283,11 +287,12 @@ def _run_fleet(
     count = arrival_ms.shape[0]
     queues = replicas * models
     # Per (replica, model) FIFO of waiting requests, linked through next_waiting.
-    next_waiting = np.full(count, -1, dtype=np.int64)
+    next_waiting = np.empty(count, dtype=np.int64)
     head = np.full(queues, -1, dtype=np.int64)
     tail = np.full(queues, -1, dtype=np.int64)
     waiting = np.zeros(queues, dtype=np.int64)
     is_ready = np.zeros(queues, dtype=np.bool_)
+    window_pending = np.zeros(queues, dtype=np.bool_)
     # Per replica: free slots, unfinished requests, and a heap of ready queues (models) by the
     # time they became ready, at [replica * models, (replica + 1) * models).
     free_slots = np.full(replicas, slots_per_replica, dtype=np.int64)
@@ -295,11 +300,14 @@ def _run_fleet(
     ready_ms = np.empty(queues)
     ready_model = np.empty(queues, dtype=np.int64)
     ready_count = np.zeros(replicas, dtype=np.int64)
-    # Events: at most one window per request (a full batch leaves its window event behind, to be
-    # skipped when it comes up) plus one completion per busy slot.
-    capacity = count + replicas * slots_per_replica + 1
+    # Events: at most one window expiry per queue (a queue whose head left in a full batch keeps
+    # its pending expiry, which re-arms for the new head when it comes up) plus one completion
+    # per busy slot. At equal times window expiries come first, oldest head first (rank = that
+    # request's index), then completions (rank count): so when a slot frees, every queue ready
+    # by then competes for it.
+    capacity = queues + replicas * slots_per_replica + 1
     event_ms = np.empty(capacity)
-    event_kind = np.empty(capacity, dtype=np.int64)
+    event_rank = np.empty(capacity, dtype=np.int64)
     event_replica = np.empty(capacity, dtype=np.int64)
     event_payload = np.empty(capacity, dtype=np.int64)
     events = 0
@@ -309,11 +317,11 @@ def _run_fleet(
     while next_arrival < count or events > 0:
         if events > 0 and (next_arrival >= count or event_ms[0] <= arrival_ms[next_arrival]):
             now = event_ms[0]
-            kind = event_kind[0]
+            rank = event_rank[0]
             replica = event_replica[0]
             payload = event_payload[0]
-            events = heap_pop(event_ms, event_kind, event_replica, event_payload, events)
-            if kind == _BATCH_COMPLETES:
+            events = heap_pop(event_ms, event_rank, event_replica, event_payload, events)
+            if rank >= count:  # a batch completed: payload is its size
                 free_slots[replica] += 1
                 unfinished[replica] -= payload
                 if ready_count[replica] == 0:
@@ -322,11 +330,27 @@ def _run_fleet(
                     ready_ms, ready_model, head, replica * models, ready_count[replica]
                 )
                 ready_count[replica] -= 1
-            else:
-                model = model_of[payload]
-                queue = replica * models + model
-                if head[queue] != payload or is_ready[queue]:
-                    continue  # that request already left in a full batch
+            else:  # a window expiry for queue ``payload``
+                queue = payload
+                window_pending[queue] = False
+                if waiting[queue] == 0 or is_ready[queue]:
+                    continue
+                deadline = arrival_ms[head[queue]] + batch_window_ms
+                if deadline > now:  # the head it was for has left; arm it for the new head
+                    events = heap_push(
+                        event_ms,
+                        event_rank,
+                        event_replica,
+                        event_payload,
+                        events,
+                        deadline,
+                        head[queue],
+                        replica,
+                        queue,
+                    )
+                    window_pending[queue] = True
+                    continue
+                model = queue - replica * models
                 is_ready[queue] = True
                 if free_slots[replica] == 0:
                     ready_push(
@@ -356,6 +380,7 @@ def _run_fleet(
             unfinished[replica] += 1
             model = model_of[request]
             queue = replica * models + model
+            next_waiting[request] = -1
             if waiting[queue] == 0:
                 head[queue] = request
             else:
@@ -367,18 +392,19 @@ def _run_fleet(
             if waiting[queue] < max_batch_size and not (
                 waiting[queue] == 1 and batch_window_ms <= 0.0
             ):
-                if waiting[queue] == 1:
+                if waiting[queue] == 1 and not window_pending[queue]:
                     events = heap_push(
                         event_ms,
-                        event_kind,
+                        event_rank,
                         event_replica,
                         event_payload,
                         events,
                         now + batch_window_ms,
-                        _WINDOW_EXPIRES,
-                        replica,
                         request,
+                        replica,
+                        queue,
                     )
+                    window_pending[queue] = True
                 continue
             is_ready[queue] = True
             if free_slots[replica] == 0:
@@ -391,11 +417,11 @@ def _run_fleet(
         queue = replica * models + model
         while True:
             size = min(waiting[queue], max_batch_size)
-            service = service_by_size_ms[size]
-            if random_service:
-                service = service * service_multiplier[batches]
-            done = now + service
             request = head[queue]
+            service = service_by_size_ms[size]
+            if random_service:  # drawn per batch's oldest request: independent of event order
+                service = service * service_multiplier[request]
+            done = now + service
             batch_first[batches] = request
             for _ in range(size):
                 dispatch_ms[request] = now
@@ -408,12 +434,12 @@ def _run_fleet(
             free_slots[replica] -= 1
             events = heap_push(
                 event_ms,
-                event_kind,
+                event_rank,
                 event_replica,
                 event_payload,
                 events,
                 done,
-                _BATCH_COMPLETES,
+                count,
                 replica,
                 size,
             )
@@ -422,17 +448,19 @@ def _run_fleet(
                 break
             expires = arrival_ms[head[queue]] + batch_window_ms
             if waiting[queue] < max_batch_size and expires > now:
-                events = heap_push(
-                    event_ms,
-                    event_kind,
-                    event_replica,
-                    event_payload,
-                    events,
-                    expires,
-                    _WINDOW_EXPIRES,
-                    replica,
-                    head[queue],
-                )
+                if not window_pending[queue]:
+                    events = heap_push(
+                        event_ms,
+                        event_rank,
+                        event_replica,
+                        event_payload,
+                        events,
+                        expires,
+                        head[queue],
+                        replica,
+                        queue,
+                    )
+                    window_pending[queue] = True
                 break
             # Ready already: its window ran out, or its B-th request came, while it waited.
             since = expires

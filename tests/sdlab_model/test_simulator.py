@@ -459,7 +459,7 @@ def test_grid_shape_and_progress():
 
 # --- the fleet kernel equals a plain event loop of per-replica, per-model batchers -----------
 
-_DONE, _WINDOW, _COMES = 0, 1, 2  # at one instant: completions, then windows, then arrivals
+_WINDOW, _DONE, _COMES = 0, 1, 2  # at one instant: windows, then completions, then arrivals
 
 
 def reference_fleet_event_loop(workload: Workload, arrival_ms, routing, service_multiplier=None):
@@ -516,8 +516,8 @@ def reference_fleet_event_loop(workload: Workload, arrival_ms, routing, service_
             queue = queues[replica][model]
             size = min(batch_limit, len(queue))
             service = service_by_size_ms[size]
-            if service_multiplier is not None:
-                service = service * service_multiplier[len(batches)]
+            if service_multiplier is not None:  # one draw per batch, by its oldest request
+                service = service * service_multiplier[queue[0]]
             batches.append((queue[0], size))
             for _ in range(size):
                 served = queue.popleft()
@@ -527,7 +527,7 @@ def reference_fleet_event_loop(workload: Workload, arrival_ms, routing, service_
             heapq.heappush(events, (now + service, _DONE, size, replica))
         for queue in queues[replica]:
             if queue and ready_since(queue) > now:
-                heapq.heappush(events, (ready_since(queue), _WINDOW, -1, replica))
+                heapq.heappush(events, (ready_since(queue), _WINDOW, queue[0], replica))
     return dispatch_ms, completion_ms, batches
 
 
