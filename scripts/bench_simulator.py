@@ -32,6 +32,7 @@ from sdlab_model.workload import Workload
 KERNEL_RUNS_PER_ROUND = 5
 
 BENCH_WORKLOAD = Workload(
+    lb_policy="central_queue",  # the default policy is round robin, which needs routing draws
     replicas=1,
     cpu_workers_per_replica=16,
     gpu=False,
