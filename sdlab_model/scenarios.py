@@ -47,7 +47,12 @@ class Scenario:
 
 @dataclass(frozen=True)
 class WalkthroughStep:
-    """One step of the guided walkthrough: a question, its answer and what to remember."""
+    """One step of the guided walkthrough: a question, its answer and what to remember.
+
+    ``question`` and ``answer`` are templates: every number in them is a ``{name}`` filled by
+    ``walkthrough_numbers`` from the card's inputs and the chosen model's result, so the prose
+    never quotes a number the page does not show.
+    """
 
     step: int
     focus: str
@@ -55,6 +60,36 @@ class WalkthroughStep:
     question: str
     answer: str
     takeaway: str
+
+    def render(self, numbers: dict[str, str]) -> tuple[str, str]:
+        """The question and answer with this card's numbers filled in."""
+        return self.question.format(**numbers), self.answer.format(**numbers)
+
+
+def walkthrough_numbers(workload: Workload, result) -> dict[str, str]:
+    """The numbers the walkthrough quotes, formatted as the page formats them.
+
+    ``result`` is the card's ``Assessment`` (or any object with ``p99_ms``, ``capacity_rps``,
+    ``utilization`` and ``mean_batch_size``) under the chosen model.
+    """
+
+    def ms(value: float) -> str:
+        if value != value or value == float("inf"):
+            return "unstable (∞)"
+        return f"{value:,.0f} ms" if value >= 100 else f"{value:.1f} ms"
+
+    return {
+        "rate": f"{workload.rate_rps:,.0f}",
+        "model_ms": ms(workload.model_latency_ms),
+        "gpu_model_ms": ms(workload.model_latency_ms / workload.gpu_speedup),
+        "models": f"{workload.models_hosted:,}",
+        "replicas": f"{workload.replicas:,}",
+        "target": ms(workload.p99_target_ms),
+        "capacity": f"{result.capacity_rps:,.0f}",
+        "utilization": f"{result.utilization:.0%}",
+        "p99": ms(result.p99_ms),
+        "batch": f"{result.mean_batch_size:.1f}",
+    }
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -137,9 +172,9 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         1,
         "Start small",
         "single-endpoint",
-        "50 requests a second reach a 15 ms model. What is the least you can deploy?",
-        "One CPU replica. It can serve about a thousand requests a second of a 15 ms model, so "
-        "it runs at a few percent busy and the p99 sits far under the target. A batch window "
+        "{rate} requests a second reach a {model_ms} model. What is the least you can deploy?",
+        "One CPU replica. It serves up to {capacity} requests a second of this model, so it "
+        "runs {utilization} busy and the p99 is {p99} against a {target} target. A batch window "
         "would only add waiting, and a GPU would sit idle.",
         "Begin with one replica and add machinery only when the numbers ask for it.",
     ),
@@ -147,28 +182,31 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         2,
         "Batch before you buy",
         "batching",
-        "Traffic grows sixty-fold to 3,000 requests a second. What is the cheapest lever before "
-        "adding replicas?",
+        "Traffic grows to {rate} requests a second on {replicas} replicas. What is the cheapest "
+        "lever before adding replicas?",
         "Dynamic batching. With this much concurrency, requests already overlap; collecting them "
-        "for a few milliseconds lets one call serve several, spreading the per-call overhead. "
-        "The price is the window itself: every millisecond of it comes out of the p99.",
+        "for a few milliseconds lets one call serve several (about {batch} here), spreading the "
+        "per-call overhead. The price is the window itself: every millisecond of it comes out of "
+        "the p99, {p99} against a {target} target.",
         "Batching turns concurrency you already have into throughput, paid for in tail latency.",
     ),
     WalkthroughStep(
         3,
         "Heavy model, high rate",
         "gpu-autoscale",
-        "The model now takes 60 ms and 25,000 requests arrive each second. Where should it run?",
+        "The model now takes {model_ms} on a CPU worker and {rate} requests arrive each second. "
+        "Where should it run?",
         "On GPUs behind an autoscaler. A heavy model that batches well is exactly what GPUs "
-        "accelerate, and the autoscaler keeps the fleet matched to the load. But a GPU is only "
-        "worth its cost while batching keeps it busy; serving single requests on it wastes it.",
+        "accelerate ({gpu_model_ms} per request on a GPU instance), and the autoscaler keeps the "
+        "fleet matched to the load; here the p99 is {p99}. But a GPU is only worth its cost "
+        "while batching keeps it busy; serving single requests on it wastes it.",
         "GPUs pay off only when batches keep them full.",
     ),
     WalkthroughStep(
         4,
         "Many versions",
         "registry-canary",
-        "You now serve eight models or versions. How do you ship a new one without risk?",
+        "You now serve {models} models or versions. How do you ship a new one without risk?",
         "Keep versioned artifacts in a model registry that maps each name to its live version. "
         "The gateway routes by name and sends a small canary or A/B slice to the candidate, "
         "while shadow traffic tests it on real requests without serving its answers. Promote "
@@ -179,12 +217,12 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         5,
         "Scale out many models",
         "multi-model-scale",
-        "120 models, 300,000 requests a second, and a 70 ms p99. How do you keep it affordable "
-        "and fast?",
+        "{models} models, {rate} requests a second, and a {target} p99. How do you keep it "
+        "affordable and fast?",
         "Pack several models onto each replica and GPU and route by model, so models that are "
-        "idle share hardware instead of each holding its own. The tight 70 ms target limits how "
-        "long the batcher may wait and demands headroom in utilization, so the queue stays "
-        "short.",
+        "idle share hardware instead of each holding its own. The tight target limits how long "
+        "each model's batcher may wait and demands headroom in utilization, so the queue stays "
+        "short: here {replicas} replicas give a p99 of {p99} against {target}.",
         "At scale, share hardware across models and let the p99 set the window and the headroom.",
     ),
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH
-from sdlab_ui import state
+from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, walkthrough_numbers
+from sdlab_ui import cache, state
 
 _CARD_WORKLOADS = tuple(card.workload() for card in SCENARIOS)
 _STEP_KEY = "sdlab.walkthrough_step"
@@ -60,8 +60,11 @@ def walkthrough() -> None:
             )
             return
         step = WALKTHROUGH[step_index]
+        card = SCENARIO_BY_ID[step.card_id].workload()
+        result = cache.assessment(card, state.current().model)
+        question, answer = step.render(walkthrough_numbers(card, result))
         st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")
-        st.write(step.question)
+        st.write(question)
         if st.session_state.get(_REVEALED_KEY):
             prediction = st.session_state.get(_PREDICTION_KEY, "").strip()
             st.caption(
@@ -69,7 +72,7 @@ def walkthrough() -> None:
                 if prediction
                 else "You made no prediction this time."
             )
-            st.info(step.answer)
+            st.info(answer)
             st.success(f"Takeaway: {step.takeaway}")
         else:
             st.text_input(

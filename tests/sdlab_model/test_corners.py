@@ -88,6 +88,13 @@ def _problems(workload: Workload, model: str) -> list[str]:
         problems.append(
             f"p99_ms={assessment.p99_ms} disagrees with is_stable={assessment.is_stable}"
         )
+    # No tick beside a failure (issue 10): nothing reads "ok" while the p99 misses the target
+    # or the load is past the safe line.
+    if assessment.needs.tail_missed or assessment.needs.over_capacity:
+        ticks = [m.id for m in assessment.meters if m.status == "ok"]
+        ticks += [r.id for r in assessment.reasons if r.status == "ok"]
+        if ticks:
+            problems.append(f"'ok' beside a failure: {ticks}")
     best = assessment.min_replicas_for_target
     if best is not None and not 1 <= best <= 500:
         problems.append(f"min_replicas_for_target={best} is outside the replicas slider")

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
-from sdlab_model import Workload
-from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
+from sdlab_model import Workload, evaluate
+from sdlab_model.scenarios import (
+    SCENARIO_BY_ID,
+    SCENARIOS,
+    WALKTHROUGH,
+    Scenario,
+    walkthrough_numbers,
+)
 
 # docs/teaching_model.md, "The five scenario cards": step, id, title, rate, latency, window,
 # replicas, models, p99 target, batching, GPU.
@@ -75,21 +82,22 @@ def test_walkthrough_visits_the_cards_in_order():
         assert step.question.rstrip().endswith("?"), f"step {step.step} question: {step.question}"
 
 
-def test_walkthrough_quotes_the_cards_numbers():
-    # Each question names the numbers of its card; step 5 uses the card's 70 ms, not the
-    # page question's 50 ms.
-    expected = {
-        1: ("50", "15 ms"),
-        2: ("3,000",),
-        3: ("60 ms", "25,000"),
-        4: ("eight",),
-        5: ("120", "300,000", "70 ms"),
-    }
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+def test_walkthrough_numbers_are_the_models_own(model):
+    # Prose that quotes a number computes it: the templates hold no digits, and the rendered
+    # text carries the card's inputs and the chosen model's p99 as the page formats them.
     for step in WALKTHROUGH:
-        text = f"{step.question} {step.answer}"
-        for fragment in expected[step.step]:
-            assert fragment in text, f"step {step.step} does not mention {fragment!r}: {text}"
-    last = WALKTHROUGH[-1]
-    assert "50 ms" not in f"{last.question} {last.answer} {last.takeaway}", (
-        "step 5 must say the card's 70 ms, not 50 ms"
-    )
+        for template in (step.question, step.answer):
+            prose = re.sub(r"\{\w+\}|\bp99\b", "", template)  # placeholders and the word p99
+            assert not re.search(r"\d", prose), f"step {step.step} writes a number: {template}"
+        card = SCENARIO_BY_ID[step.card_id].workload()
+        result = evaluate(card, model)
+        numbers = walkthrough_numbers(card, result)
+        question, answer = step.render(numbers)
+        assert f"{card.rate_rps:,.0f}" in question + answer or step.step == 4, step.step
+        if "{p99}" in step.answer:
+            shown = numbers["p99"]
+            expected = (
+                f"{result.p99_ms:,.0f} ms" if result.p99_ms >= 100 else f"{result.p99_ms:.1f} ms"
+            )
+            assert shown == expected and shown in answer, f"step {step.step}: p99 {shown}"
