@@ -311,6 +311,33 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def percentiles(values: np.ndarray, percents: Sequence[float]) -> list[float]:
+    """``np.percentile(values, percents)`` with its default linear interpolation, to the last bit,
+    for values without NaN.
+
+    One single-index selection (``np.partition``) per percentile, and the next order statistic as
+    the minimum above it: numpy partitions at every neighbouring index at once, plus both ends to
+    look for NaN, which on the Lab's 180,000 latencies cost ~10 ms against ~1 ms for this. The
+    interpolation repeats numpy's (``numpy.lib._function_base_impl._lerp``) so the results are
+    identical; ``tests/sdlab_model/test_simulator.py`` checks that they are.
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    count = values.size
+    results = []
+    for percent in percents:
+        virtual_index = (count - 1) * (float(percent) / 100)
+        lower = math.floor(virtual_index)
+        gamma = virtual_index - lower
+        selected = np.partition(values, lower)
+        below = float(selected[lower])
+        above = float(selected[lower + 1 :].min()) if lower + 1 < count else below
+        difference = above - below
+        results.append(
+            above - difference * (1 - gamma) if gamma >= 0.5 else below + difference * gamma
+        )
+    return results
+
+
 def simulate(
     workload: Workload,
     n_requests: int = 200_000,
@@ -365,7 +392,7 @@ def simulate(
         latency_ms = trace.latency_ms[measured]
         latencies.append(latency_ms)
         waits.append((trace.dispatch_ms - trace.arrival_ms)[measured])
-        replication_p99.append(float(np.percentile(latency_ms, 99)))
+        replication_p99.append(percentiles(latency_ms, (99,))[0])
         first_request = trace.batch_first
         batch_dispatch_ms = trace.dispatch_ms[first_request]
         window_start_ms, window_end_ms = trace.arrival_ms[warmup], trace.arrival_ms[-1]
@@ -378,7 +405,7 @@ def simulate(
         batch_requests += int(np.sum(trace.batch_sizes[measured_batches]))
 
     all_latency_ms = np.concatenate(latencies)
-    p50, p95, p99 = (float(v) for v in np.percentile(all_latency_ms, [50, 95, 99]))
+    p50, p95, p99 = percentiles(all_latency_ms, (50, 95, 99))
     if replications > 1:
         half_width = (
             _t_quantile_975(replications - 1)
@@ -475,7 +502,7 @@ def simulate_grid(
         for column, cell in enumerate(row_workloads):
             if cell.rate_rps < cell.capacity_rps:
                 trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps), None, routing)
-                p99_ms[row, column] = np.percentile(trace.latency_ms[warmup:], 99)
+                p99_ms[row, column] = percentiles(trace.latency_ms[warmup:], (99,))[0]
         if progress is not None:
             progress((row + 1) * rates.size, cells)
     return p99_ms

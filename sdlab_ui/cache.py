@@ -30,7 +30,6 @@ from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
 # seven cached calls. Two workloads with equal fields are equal, so the key is as exact.
 _KEY = {Workload: astuple}
-_GRID_AXES = ("rate_rps", "replicas")
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
     ("CPU, batching off", {"dynamic_batching": False, "gpu": False}),
     ("CPU, batching on", {"dynamic_batching": True, "gpu": False}),
@@ -46,47 +45,63 @@ def assessment(workload: Workload, model: ModelName) -> Assessment:
         return evaluate(workload, model)
 
 
-def _grid_key(workload: Workload) -> Workload:
+def _grid_key(workload: Workload, axes: tuple[str, str] = grids.DEFAULT_AXES) -> Workload:
     """The workload with the grid's own axes at their defaults: moving the rate or replicas
     slider moves the marker, not the grid, so it should not recompute the grid."""
-    return workload.with_changes(**{n: NUMERIC_BY_NAME[n].default for n in _GRID_AXES})
+    return workload.with_changes(**{n: NUMERIC_BY_NAME[n].default for n in axes})
 
 
 @st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner=False)
-def _grid(key: Workload, model: ModelName) -> grids.P99Grid:
+def _grid(key: Workload, model: ModelName, x_name: str, y_name: str, frontier: bool):
     with budget.slot(budget.WORK):
-        return grids.compute_grid(key, model)
+        return grids.compute_axes_grid(key, model, x_name, y_name, frontier=frontier)
 
 
-def grid(workload: Workload, model: ModelName) -> grids.P99Grid:
-    """The p99 grid for ``workload`` (cached on everything but rate and replicas)."""
-    return replace(_grid(_grid_key(workload), model), workload=workload)
+def grid(
+    workload: Workload,
+    model: ModelName,
+    axes: tuple[str, str] = grids.DEFAULT_AXES,
+    *,
+    frontier: bool = True,
+) -> grids.P99Grid:
+    """The p99 grid for ``workload`` over ``axes`` (x, y), cached on everything but those two
+    inputs; with the fewest-replicas frontier unless ``frontier`` is off (the small multiples
+    do not draw it, and it is most of a grid's cost)."""
+    return replace(_grid(_grid_key(workload, axes), model, *axes, frontier), workload=workload)
 
 
 # Figures are the largest entries (measured: ~0.8 MB per heatmap, ~3 MB per 2 x 2 view), and a
 # visitor revisits only the last few settings: small bounds keep the server's memory in budget.
 @st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)
-def heatmap_figure(workload: Workload, model: ModelName) -> go.Figure:
-    """The main p99 heatmap."""
-    return figures.PreparedFigure(figures.p99_heatmap(grid(workload, model)))
+def heatmap_figure(
+    workload: Workload, model: ModelName, axes: tuple[str, str] = grids.DEFAULT_AXES
+) -> go.Figure:
+    """The main p99 heatmap over ``axes`` (x, y)."""
+    return figures.PreparedFigure(figures.p99_heatmap_spec(grid(workload, model, axes)))
 
 
 @st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
 def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """Batching off/on x CPU/GPU, one colour scale."""
-    panels = [grid(workload.with_changes(**changes), model) for _, changes in SMALL_MULTIPLES]
+    panels = [
+        grid(workload.with_changes(**changes), model, frontier=False)
+        for _, changes in SMALL_MULTIPLES
+    ]
     return figures.PreparedFigure(
-        figures.small_multiples(panels, [title for title, _ in SMALL_MULTIPLES])
+        figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
     )
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
 def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """The same grid under each load-balancer policy, one colour scale."""
     spec = CHOICE_BY_NAME["lb_policy"]
-    panels = [grid(workload.with_changes(lb_policy=policy), model) for policy in spec.choices]
+    panels = [
+        grid(workload.with_changes(lb_policy=policy), model, frontier=False)
+        for policy in spec.choices
+    ]
     return figures.PreparedFigure(
-        figures.small_multiples(panels, [spec.label_of(policy) for policy in spec.choices])
+        figures.small_multiples_spec(panels, [spec.label_of(policy) for policy in spec.choices])
     )
 
 
@@ -218,6 +233,6 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
     return (
-        figures.PreparedFigure(figures.p99_heatmap(coarse)),
+        figures.PreparedFigure(figures.p99_heatmap_spec(coarse)),
         figures.PreparedFigure(figures.error_map(coarse, simulated_grid(key))),
     )

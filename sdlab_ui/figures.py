@@ -12,10 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+import plotly.io as pio
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 from sdlab_model.design import STAGES
+from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_ui.grids import P99Grid
 
 STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
@@ -36,6 +39,10 @@ _FONT = {"family": "sans-serif", "size": 12}
 # Streamlit's own chart theme styles the figures; plotly's default template would add ~6 KB of
 # layout defaults to every figure, serialised again on every rerun.
 _TEMPLATE = "none"
+# The same two as plotly's validation expands them, for the figure specs that skip it
+# (``PreparedFigure``): the specs then give exactly the JSON a validated figure would.
+_TEMPLATE_SPEC = pio.templates[_TEMPLATE].to_plotly_json()
+_COLOURSCALE_SPEC = [list(stop) for stop in plotly.colors.get_colorscale(_COLOURSCALE)]
 
 
 def ms_text(value_ms: float | None) -> str:
@@ -57,14 +64,40 @@ class PreparedFigure(go.Figure):
     ``st.plotly_chart`` calls ``to_dict`` on every rerun, which deep-copies every trace and
     re-encodes every array: most of the cost of redrawing an unchanged chart. Returning the
     dict made at construction gives the same JSON for a fraction of the work.
+
+    Made from a figure spec (a plain dict, as the ``*_spec`` functions below return), it skips
+    plotly's validation of every property, which costs more than building the spec (~20 ms for
+    the main heatmap, ~60 ms for a 2 x 2 view): then ``data`` and ``layout`` stay empty, and the
+    figure is read through ``to_dict()`` (``go.Figure(figure.to_dict())`` for a full one).
+    Tests validate every spec through ``go.Figure``.
     """
 
-    def __init__(self, figure: go.Figure) -> None:
-        super().__init__(figure)
-        self._prepared_dict = super().to_dict()
+    def __init__(self, figure: go.Figure | dict) -> None:
+        if isinstance(figure, dict):
+            super().__init__()
+            self._prepared_dict = _encoded(
+                {"data": figure.get("data", []), "layout": figure.get("layout", {})}
+            )
+        else:
+            super().__init__(figure)
+            self._prepared_dict = super().to_dict()
 
     def to_dict(self) -> dict:
         return self._prepared_dict
+
+
+def _encoded(spec: object) -> object:
+    """A copy of ``spec`` with numpy arrays as plotly's binary array specs (what plotly's own
+    ``to_dict`` sends), leaving ``spec`` unchanged."""
+    if isinstance(spec, dict):
+        return {
+            key: value if is_skipped_key(key) else _encoded(value) for key, value in spec.items()
+        }
+    if isinstance(spec, list | tuple):
+        return [_encoded(value) for value in spec]
+    if is_homogeneous_array(spec):
+        return to_typed_array_spec(spec)
+    return spec
 
 
 def _vertical_line(x: float, line: dict, text: str | None, text_position: str) -> tuple[dict, dict]:
@@ -138,10 +171,45 @@ def _colourbar(low: float, high: float) -> dict:
     }
 
 
+def _axis_title(name: str) -> str:
+    """'Request rate (req/s)', 'Replicas': the input's label and unit."""
+    spec = NUMERIC_BY_NAME[name]
+    return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
+
+
+def _axis_layout(name: str) -> dict:
+    """A plotly axis for input ``name``: its scale, its title; whole-number ticks for replicas."""
+    axis = {"type": NUMERIC_BY_NAME[name].scale, "title": {"text": _axis_title(name)}}
+    if name == "replicas":
+        axis["dtick"] = "D2"
+    return axis
+
+
+def _hover_value(name: str, placeholder: str) -> str:
+    """How a hover shows input ``name``'s value at ``placeholder`` (``x`` or ``y``)."""
+    spec = NUMERIC_BY_NAME[name]
+    if name == "rate_rps":
+        return f"rate %{{{placeholder}:,.0f}} req/s"
+    if name == "replicas":
+        return f"replicas %{{{placeholder}}}"
+    number = "%{" + placeholder + (":,.0f}" if spec.integer else ":,.3~r}")
+    unit = {"": "", "x": "x"}.get(spec.unit, f" {spec.unit}")
+    return f"{spec.label.lower()} {number}{unit}"
+
+
+def _where(grid: P99Grid) -> str:
+    return f"{_hover_value(grid.x_name, 'x')}<br>{_hover_value(grid.y_name, 'y')}<br>"
+
+
 def _heatmap_traces(
-    grid: P99Grid, low: float, high: float, show_scale: bool, full_hover: bool = True
-) -> list:
-    """Colour layer, unstable layer and the p99-target contour of one grid.
+    grid: P99Grid,
+    low: float,
+    high: float,
+    show_scale: bool,
+    full_hover: bool = True,
+    axes: tuple[str, str] = ("x", "y"),
+) -> list[dict]:
+    """Colour layer, unstable layer and the p99-target contour of one grid, as trace specs.
 
     Hover data is numeric (float32, which plotly sends as a binary array), not a label per cell:
     per-cell strings made the Heatmaps page's five grids ~1.9 MB of JSON to encode, send and
@@ -151,7 +219,7 @@ def _heatmap_traces(
     stable = np.isfinite(grid.p99_ms)
     with np.errstate(divide="ignore"):
         log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
-    where = "rate %{x:,.0f} req/s<br>replicas %{y}<br>"
+    where = _where(grid)
     p99_ms = np.where(stable, grid.p99_ms, np.nan)
     if full_hover:
         customdata = np.dstack([p99_ms, grid.utilization, grid.stage_numbers]).astype(np.float32)
@@ -172,124 +240,188 @@ def _heatmap_traces(
     target_log = math.log10(grid.workload.p99_target_ms)
     # The contour needs numbers everywhere: unstable cells sit far above any target.
     contour_z = np.where(stable, log_p99, high + 10.0)
-    return [
-        go.Heatmap(
-            x=grid.rates_rps,
-            y=grid.replicas,
-            z=log_p99.astype(np.float32),
-            zmin=low,
-            zmax=high,
-            colorscale=_COLOURSCALE,
-            customdata=customdata,
-            hovertemplate=hover,
-            hoverongaps=False,
-            colorbar=_colourbar(low, high),
-            showscale=show_scale,
-            name="p99",
-        ),
-        go.Heatmap(
-            x=grid.rates_rps,
-            y=grid.replicas,
-            z=np.where(stable, np.nan, 1.0).astype(np.float32),
-            colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
-            showscale=False,
-            customdata=unstable_data,
-            hovertemplate=unstable_hover,
-            hoverongaps=False,
-            name="unstable",
-        ),
-        go.Contour(
-            x=grid.rates_rps,
-            y=grid.replicas,
-            z=contour_z.astype(np.float32),
-            showscale=False,
-            # "lines" would colour the line from the colour scale; "none" draws it in line.color.
-            contours={"start": target_log, "end": target_log, "size": 1, "coloring": "none"},
-            line={"color": TARGET_COLOUR, "width": 2},
-            hoverinfo="skip",
-            name="p99 target",
-            showlegend=False,
-        ),
-    ]
+    place = {"x": grid.x_values, "y": grid.y_values, "xaxis": axes[0], "yaxis": axes[1]}
+    colour = {
+        "type": "heatmap",
+        **place,
+        "z": log_p99.astype(np.float32),
+        "zmin": low,
+        "zmax": high,
+        "colorscale": _COLOURSCALE_SPEC,
+        "customdata": customdata,
+        "hovertemplate": hover,
+        "hoverongaps": False,
+        "showscale": show_scale,
+        "name": "p99",
+    }
+    if show_scale:
+        colour["colorbar"] = _colourbar(low, high)
+    unstable = {
+        "type": "heatmap",
+        **place,
+        "z": np.where(stable, np.nan, 1.0).astype(np.float32),
+        "colorscale": [[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
+        "showscale": False,
+        "hovertemplate": unstable_hover,
+        "hoverongaps": False,
+        "name": "unstable",
+    }
+    if unstable_data is not None:
+        unstable["customdata"] = unstable_data
+    contour = {
+        "type": "contour",
+        **place,
+        "z": contour_z.astype(np.float32),
+        "showscale": False,
+        # "lines" would colour the line from the colour scale; "none" draws it in line.color.
+        "contours": {"start": target_log, "end": target_log, "size": 1, "coloring": "none"},
+        "line": {"color": TARGET_COLOUR, "width": 2},
+        "hoverinfo": "skip",
+        "name": "p99 target",
+        "showlegend": False,
+    }
+    return [colour, unstable, contour]
+
+
+def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
+    """p99 over the grid's two inputs with the target contour, the unstable region, the current
+    point and (where the y axis is replicas) the min-replica frontier, as a figure spec."""
+    low, high = log_colour_range([grid])
+    traces = _heatmap_traces(grid, low, high, show_scale=True)
+    if grid.frontier_replicas is not None:
+        traces.append(
+            {
+                "type": "scatter",
+                "x": grid.x_values,
+                "y": grid.frontier_replicas,
+                "text": [replicas_text(count) for count in grid.frontier_replicas],
+                "mode": "lines",
+                "line": {"color": FRONTIER_COLOUR, "width": 2.5, "dash": "dot", "shape": "hv"},
+                "name": "fewest replicas meeting the target",
+                "hovertemplate": _hover_value(grid.x_name, "x")
+                + "<br>needs %{text}<extra></extra>",
+            }
+        )
+    traces.append(_current_point(grid, size=16, outline=1.5, name="current settings"))
+    traces.append(
+        {
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "lines",
+            "name": "p99 target",
+            "line": {"color": TARGET_COLOUR, "width": 2},
+        }
+    )
+    traces.append(
+        {
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "markers",
+            "name": "unstable (∞)",
+            "marker": {"symbol": "square", "size": 12, "color": UNSTABLE_GREY},
+        }
+    )
+    layout = {
+        "xaxis": _axis_layout(grid.x_name),
+        "yaxis": _axis_layout(grid.y_name),
+        "height": 520,
+        "font": _FONT,
+        "template": _TEMPLATE_SPEC,
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "legend": {"orientation": "h", "y": -0.18},
+        # A click selects a cell (the page loads it into the Lab); no box or lasso.
+        "clickmode": "event+select",
+        "dragmode": "zoom",
+    }
+    if title:
+        layout["title"] = {"text": title}
+    return {"data": traces, "layout": layout}
 
 
 def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
-    """p99 over rate x replicas with the target contour, the unstable region, the current point
-    and the min-replica frontier."""
-    low, high = log_colour_range([grid])
-    figure = go.Figure(_heatmap_traces(grid, low, high, show_scale=True))
-    figure.add_trace(
-        go.Scatter(
-            x=grid.rates_rps,
-            y=grid.frontier_replicas,
-            text=[replicas_text(count) for count in grid.frontier_replicas],
-            mode="lines",
-            line_shape="hv",
-            line={"color": FRONTIER_COLOUR, "width": 2.5, "dash": "dot"},
-            name="fewest replicas meeting the target",
-            hovertemplate="rate %{x:,.0f} req/s<br>needs %{text}<extra></extra>",
+    """``p99_heatmap_spec`` as a validated plotly figure."""
+    return go.Figure(p99_heatmap_spec(grid, title))
+
+
+# The 2 x 2 layout make_subplots(rows=2, cols=2, shared axes, spacing 0.05 x 0.1) builds, written
+# out: make_subplots and adding traces to it validated every property again (~60 ms a view).
+_PANEL_DOMAINS = (  # (x domain, y domain) of panels 1-4, row by row from the top
+    ((0.0, 0.475), (0.55, 1.0)),
+    ((0.525, 1.0), (0.55, 1.0)),
+    ((0.0, 0.475), (0.0, 0.45)),
+    ((0.525, 1.0), (0.0, 0.45)),
+)
+
+
+def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dict:
+    """2 x 2 p99 heatmaps on one colour scale, each with its target contour, as a figure spec.
+
+    No current-settings star: the sidebar's settings are one of the four panels at most, and the
+    main heatmap above already marks them. Columns share their x axis, rows their y axis.
+    """
+    low, high = log_colour_range(grids)
+    traces: list[dict] = []
+    layout: dict = {
+        "height": 640,
+        "font": _FONT,
+        "template": _TEMPLATE_SPEC,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "annotations": [],
+    }
+    for index, (grid, title) in enumerate(zip(grids, titles, strict=True)):
+        number = "" if index == 0 else str(index + 1)
+        x_domain, y_domain = _PANEL_DOMAINS[index]
+        row, column = divmod(index, 2)
+        traces += _heatmap_traces(
+            grid,
+            low,
+            high,
+            show_scale=index == 0,
+            full_hover=False,
+            axes=(f"x{number}", f"y{number}"),
         )
-    )
-    figure.add_trace(_current_point(grid, size=16, outline=1.5, name="current settings"))
-    figure.add_trace(
-        go.Scatter(
-            x=[None],
-            y=[None],
-            mode="lines",
-            name="p99 target",
-            line={"color": TARGET_COLOUR, "width": 2},
+        x_axis = {
+            "type": NUMERIC_BY_NAME[grid.x_name].scale,
+            "domain": list(x_domain),
+            "anchor": f"y{number}",
+            "showticklabels": row == 1,
+        }
+        y_axis = {
+            "type": NUMERIC_BY_NAME[grid.y_name].scale,
+            "domain": list(y_domain),
+            "anchor": f"x{number}",
+            "showticklabels": column == 0,
+        }
+        if row == 0:  # shared with the panel below
+            x_axis["matches"] = f"x{index + 3}"
+        else:
+            x_axis["title"] = {"text": _axis_title(grid.x_name)}
+        if column == 1:  # shared with the panel to the left
+            y_axis["matches"] = f"y{'' if index == 1 else 3}"
+        else:
+            y_axis["title"] = {"text": _axis_title(grid.y_name)}
+        layout[f"xaxis{number}"], layout[f"yaxis{number}"] = x_axis, y_axis
+        layout["annotations"].append(
+            {
+                "text": title,
+                "x": sum(x_domain) / 2,
+                "y": y_domain[1],
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 14},
+            }
         )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=[None],
-            y=[None],
-            mode="markers",
-            name="unstable (∞)",
-            marker={"symbol": "square", "size": 12, "color": UNSTABLE_GREY},
-        )
-    )
-    figure.update_xaxes(type="log", title_text="request rate (req/s)")
-    figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
-    figure.update_layout(
-        title=title or None,
-        height=520,
-        font=_FONT,
-        template=_TEMPLATE,
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        legend={"orientation": "h", "y": -0.18},
-    )
-    return figure
+    return {"data": traces, "layout": layout}
 
 
 def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figure:
-    """2 x 2 p99 heatmaps on one colour scale, each with its target contour.
-
-    No current-settings star: the sidebar's settings are one of the four panels at most, and the
-    main heatmap above already marks them.
-    """
-    low, high = log_colour_range(grids)
-    figure = make_subplots(
-        rows=2,
-        cols=2,
-        subplot_titles=list(titles),
-        shared_xaxes=True,
-        shared_yaxes=True,
-        horizontal_spacing=0.05,
-        vertical_spacing=0.1,
-    )
-    for index, grid in enumerate(grids):
-        row, col = divmod(index, 2)
-        for trace in _heatmap_traces(grid, low, high, show_scale=index == 0, full_hover=False):
-            figure.add_trace(trace, row=row + 1, col=col + 1)
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log")
-    figure.update_xaxes(title_text="request rate (req/s)", row=2)
-    figure.update_yaxes(title_text="replicas", col=1)
-    figure.update_layout(
-        height=640, font=_FONT, template=_TEMPLATE, margin={"l": 10, "r": 10, "t": 40, "b": 10}
-    )
-    return figure
+    """``small_multiples_spec`` as a validated plotly figure."""
+    return go.Figure(small_multiples_spec(grids, titles))
 
 
 def latency_breakdown(
@@ -571,21 +703,20 @@ def _mask_layer(
     )
 
 
-def _current_point(
-    grid: P99Grid, *, size: float, outline: float, name: str | None = None
-) -> go.Scatter:
-    """The star marking the sidebar's rate and replicas on a heatmap (in the legend if named)."""
-    return go.Scatter(
-        x=[grid.workload.rate_rps],
-        y=[grid.workload.replicas],
-        mode="markers",
-        marker={
+def _current_point(grid: P99Grid, *, size: float, outline: float, name: str | None = None) -> dict:
+    """The star marking the sidebar's values of the grid's two inputs (in the legend if named)."""
+    return {
+        "type": "scatter",
+        "x": [getattr(grid.workload, grid.x_name)],
+        "y": [getattr(grid.workload, grid.y_name)],
+        "mode": "markers",
+        "marker": {
             "symbol": "star",
             "size": size,
             "color": "white",
             "line": {"color": "black", "width": outline},
         },
-        name=name,
-        showlegend=name is not None,
-        hovertemplate="current settings<extra></extra>",
-    )
+        "name": name,
+        "showlegend": name is not None,
+        "hovertemplate": "current settings<extra></extra>",
+    }

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sdlab_model.assessment import latency
+from sdlab_model.assessment import latency, p99_grid
 from sdlab_model.design import needs_of, recommend_stage
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
@@ -75,3 +75,66 @@ def test_the_stage_map_builds_no_workload_per_cell(monkeypatch):
     grid = grids.compute_grid(Workload(), "queueing")
     assert grid.stage_numbers.shape == (len(grid.replicas), len(grid.rates_rps)), "wrong shape"
     assert len(built) <= 2, f"{len(built)} workloads built for one grid: the rules must be arrays"
+
+
+def _frontier_by_every_count(grid: grids.P99Grid) -> np.ndarray:
+    """The definition: p99 at every whole count up to the slider's maximum, first that meets."""
+    every_count = np.arange(1, 501, dtype=float)
+    fine = p99_grid(grid.workload, grid.rates_rps, every_count, grid.model)
+    meets = fine <= grid.workload.p99_target_ms
+    return np.where(meets.any(axis=0), every_count[np.argmax(meets, axis=0)], np.nan)
+
+
+FRONTIER_WORKLOADS = [
+    workload.with_changes(lb_policy=policy)
+    for workload, policy in itertools.product(
+        VARIANTS[::5], ("round_robin", "least_request", "central_queue")
+    )
+]
+
+
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+def test_the_frontier_search_equals_every_count(model):
+    """The frontier evaluates only counts between the stability bound and the grid's first
+    meeting row; p99 is not monotone in replicas, so check it against the full scan."""
+    for workload in FRONTIER_WORKLOADS:
+        grid = grids.compute_grid(workload, model)
+        expected = _frontier_by_every_count(grid)
+        assert np.array_equal(grid.frontier_replicas, expected, equal_nan=True), (
+            f"{workload}: frontier {grid.frontier_replicas} != every-count scan {expected}"
+        )
+
+
+@pytest.mark.parametrize(
+    "axes",
+    [
+        ("model_latency_ms", "replicas"),
+        ("rate_rps", "models_hosted"),
+        ("p99_target_ms", "gpu_speedup"),
+    ],
+)
+def test_other_axes_give_each_cell_its_own_workloads_p99_and_stage(axes):
+    x_name, y_name = axes
+    workload = SCENARIOS[2].workload().with_changes(dynamic_batching=True)
+    grid = grids.compute_axes_grid(workload, "queueing", x_name, y_name, 7, 5)
+    base = latency(workload, "queueing")
+    for i, y_value in enumerate(grid.y_values):
+        for j, x_value in enumerate(grid.x_values):
+            cell = workload.with_changes(
+                **{
+                    x_name: grids.input_value(x_name, x_value),
+                    y_name: grids.input_value(y_name, y_value),
+                }
+            )
+            p99 = p99_grid(cell, [cell.rate_rps], [cell.replicas], "queueing")[0, 0]
+            assert grid.p99_ms[i, j] == p99 or (np.isinf(p99) and np.isinf(grid.p99_ms[i, j])), (
+                f"{axes} cell ({x_value:g}, {y_value:g}): {grid.p99_ms[i, j]} != {p99}"
+            )
+            result = replace(base, p99_ms=float(p99))
+            stage = recommend_stage(needs_of(cell, result)).number
+            assert grid.stage_numbers[i, j] == stage, (
+                f"{axes} cell ({x_value:g}, {y_value:g}): stage "
+                f"{grid.stage_numbers[i, j]} != {stage}"
+            )
+    has_frontier = grid.frontier_replicas is not None
+    assert has_frontier == (y_name == "replicas"), f"{axes}: frontier {has_frontier}"

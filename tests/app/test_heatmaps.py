@@ -13,9 +13,33 @@ from sdlab_ui.grids import rate_axis, replica_axis
 def test_heatmaps_render_with_csv():
     app = open_app({"model": "teaching"}, page=HEATMAPS_PAGE)
     assert_no_exception(app)
-    assert len(app.get("plotly_chart")) == 2, "expected the main heatmap and the 2x2 multiples"
+    charts = [chart.key for chart in app.get("plotly_chart")]
+    assert charts == ["heatmap.main"], f"only the main heatmap until a 2 x 2 view opens: {charts}"
     downloads = app.get("download_button")
     assert len(downloads) == 1, "the CSV download is missing"
+    app.session_state["heatmap.multiples_open"] = True
+    app.run()
+    assert_no_exception(app)
+    charts = [chart.key for chart in app.get("plotly_chart")]
+    assert charts == ["heatmap.main", "heatmap.multiples"], f"opened, the 2 x 2 shows: {charts}"
+
+
+def test_the_policy_view_builds_only_when_opened(monkeypatch):
+    from sdlab_ui import cache
+
+    built = []
+    original = cache.policy_multiples_figure
+    monkeypatch.setattr(
+        cache, "policy_multiples_figure", lambda *a: built.append(a) or original(*a)
+    )
+    app = open_app({"model": "queueing", "model_latency_ms": "31"}, page=HEATMAPS_PAGE)
+    assert_no_exception(app)
+    assert not built, "the load-balancer view was built while its section was closed"
+    app.session_state["heatmap.policies_open"] = True
+    app.run()
+    assert_no_exception(app)
+    assert built, "opening the load-balancer section did not build its view"
+    assert "heatmap.policies" in [chart.key for chart in app.get("plotly_chart")]
 
 
 def test_verify_with_simulation_shows_the_error_map():
@@ -23,9 +47,9 @@ def test_verify_with_simulation_shows_the_error_map():
     app.button(key="heatmap.verify").click().run()
     assert_no_exception(app)
     charts = app.get("plotly_chart")
-    assert len(charts) == 4, f"expected analytic + error map beside the heatmaps, got {len(charts)}"
+    assert len(charts) == 3, f"expected analytic + error map beside the heatmap, got {len(charts)}"
     app.select_slider(key="sdlab.widget.rate_rps").set_value(2_000).run()
-    assert len(app.get("plotly_chart")) == 4, "moving the rate should keep the verified grid"
+    assert len(app.get("plotly_chart")) == 3, "moving the rate should keep the verified grid"
     assert sidebar_value(app, "rate_rps") == 2_000, "the rate did not move"
 
 
@@ -44,7 +68,8 @@ def test_grid_csv_has_every_cell_and_marks_unstable_ones():
     from sdlab_ui.grids import compute_grid, grid_csv
 
     grid = compute_grid(Workload(), "queueing", rate_cells=12, replica_cells=8)
-    rows = list(csv.DictReader(io.StringIO(grid_csv(grid))))
+    lines = io.StringIO(grid_csv(grid))
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
     assert len(rows) == grid.p99_ms.size, f"{len(rows)} CSV rows for {grid.p99_ms.size} cells"
     unstable = [r for r in rows if r["p99_ms"] == "inf"]
     assert len(unstable) == int(grid.unstable.sum()), "unstable cells are not written as inf"
@@ -277,3 +302,146 @@ def test_error_map_sets_unstable_cells_apart_and_summarises():
     )
     assert "interval" in next(t for t in with_interval.data if t.name == "error").hovertemplate
     _assert_no_nan_on_hover(with_interval, "error map with intervals")
+
+
+# ---- Cheap to rebuild (issue 13): figure specs, not validated plotly objects -----------------
+
+
+def test_figure_specs_give_the_validated_figures_json():
+    """The page draws specs without plotly's validation; they must be what validation gives."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from sdlab_ui import figures
+
+    grid, gpu = _small_grid(), _small_grid(gpu=True)
+    for what, spec in (
+        ("main heatmap", figures.p99_heatmap_spec(grid)),
+        ("small multiples", figures.small_multiples_spec([grid, gpu, gpu, grid], list("abcd"))),
+    ):
+        fast = pio.to_json(figures.PreparedFigure(spec).to_dict(), validate=False)
+        validated = pio.to_json(go.Figure(spec).to_dict(), validate=False)
+        assert json.loads(fast) == json.loads(validated), (
+            f"{what}: the spec is not what plotly validates"
+        )
+
+
+def test_a_fresh_heatmaps_rerun_validates_no_figure(monkeypatch):
+    """Validating traces cost ~90 ms of a 120 ms rerun: a new workload builds specs only."""
+    import plotly.basedatatypes
+
+    validated = []
+    original = plotly.basedatatypes.BaseFigure.__init__
+
+    def counting(self, data=None, *args, **kwargs):
+        if data:
+            validated.append(type(self).__name__)
+        original(self, data, *args, **kwargs)
+
+    app = open_app({"model": "queueing"}, page=HEATMAPS_PAGE)
+    app.session_state["heatmap.multiples_open"] = True
+    app.session_state["heatmap.policies_open"] = True
+    app.run()
+    monkeypatch.setattr(plotly.basedatatypes.BaseFigure, "__init__", counting)
+    app.session_state["sdlab.workload"] = app.session_state["sdlab.workload"].with_changes(
+        model_latency_ms=23.7
+    )
+    app.run()
+    assert_no_exception(app)
+    assert len(app.get("plotly_chart")) == 3, "expected the heatmap and both 2 x 2 views"
+    assert not validated, f"a fresh rerun validated {len(validated)} figures: {validated}"
+
+
+# ---- Any two inputs as axes; click a cell to load it (issue 12) ------------------------------
+
+
+def test_the_heatmap_spans_any_two_inputs():
+    import json
+
+    from sdlab_model.params import NUMERIC_BY_NAME
+
+    app = open_app({"model": "queueing", "model_latency_ms": "30"}, page=HEATMAPS_PAGE)
+    app.selectbox(key="heatmap.x_axis").set_value("model_latency_ms").run()
+    app.selectbox(key="heatmap.y_axis").set_value("batch_window_ms").run()
+    assert_no_exception(app)
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    layout = spec["layout"]
+    assert layout["xaxis"]["title"]["text"].startswith("Model latency"), layout["xaxis"]
+    assert layout["xaxis"]["type"] == NUMERIC_BY_NAME["model_latency_ms"].scale == "log"
+    assert layout["yaxis"]["title"]["text"].startswith("Batch window"), layout["yaxis"]
+    assert layout["yaxis"]["type"] == NUMERIC_BY_NAME["batch_window_ms"].scale == "linear"
+    names = [trace.get("name") for trace in spec["data"]]
+    assert "fewest replicas meeting the target" not in names, "a frontier without a replicas axis"
+    star = next(t for t in spec["data"] if t.get("marker", {}).get("symbol") == "star")
+    assert (star["x"], star["y"]) == ([30.0], [5.0]), f"the star is at {star['x'], star['y']}"
+    # Picking the other axis's input swaps the two.
+    app.selectbox(key="heatmap.x_axis").set_value("batch_window_ms").run()
+    assert app.selectbox(key="heatmap.y_axis").value == "model_latency_ms", "the axes did not swap"
+    app.selectbox(key="heatmap.y_axis").set_value("replicas").run()
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    names = [trace.get("name") for trace in spec["data"]]
+    assert "fewest replicas meeting the target" in names, "replicas up, but no frontier"
+
+
+def _click(app, x, y) -> None:
+    """Send what the browser sends when a point of the main heatmap is clicked."""
+    import json
+
+    chart = app.get("plotly_chart")[0]
+    states = app._tree.get_widget_states()  # AppTest has no plotly-selection API
+    state = states.widgets.add()
+    state.id = chart.proto.id
+    state.string_value = json.dumps(
+        {"selection": {"points": [{"x": x, "y": y, "curve_number": 0}], "point_indices": [0]}}
+    )
+    app._run(widget_state=states)
+
+
+def test_clicking_a_cell_loads_it_and_moves_the_star():
+    import json
+
+    app = open_app({"model": "queueing"}, page=HEATMAPS_PAGE)
+    _click(app, 5123.4, 40)
+    assert_no_exception(app)
+    assert sidebar_value(app, "rate_rps") == 5_120, sidebar_value(app, "rate_rps")
+    assert sidebar_value(app, "replicas") == 40, sidebar_value(app, "replicas")
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    star = next(t for t in spec["data"] if t.get("marker", {}).get("symbol") == "star")
+    assert (star["x"], star["y"]) == ([5120.0], [40]), f"the star stayed at {star['x'], star['y']}"
+    # On other axes the click sets those two inputs.
+    app.selectbox(key="heatmap.x_axis").set_value("model_latency_ms").run()
+    app.selectbox(key="heatmap.y_axis").set_value("batch_window_ms").run()
+    _click(app, 47.13, 12.345)
+    assert_no_exception(app)
+    assert sidebar_value(app, "model_latency_ms") == 47.1, sidebar_value(app, "model_latency_ms")
+    assert sidebar_value(app, "batch_window_ms") == 12.0, sidebar_value(app, "batch_window_ms")
+    assert sidebar_value(app, "rate_rps") == 5_120, "a click on other axes moved the rate"
+
+
+# ---- The CSV says where it came from (issue 12) ----------------------------------------------
+
+
+def test_grid_csv_names_its_scenario_and_reads_back_with_pandas():
+    import io
+
+    import pandas as pd
+
+    from sdlab_model import Workload
+    from sdlab_ui.grids import compute_axes_grid, grid_csv
+
+    workload = Workload(lb_policy="least_request", model_latency_ms=33.0, models_hosted=3)
+    grid = compute_axes_grid(workload, "queueing", "model_latency_ms", "replicas", 6, 5)
+    text = grid_csv(grid)
+    comments = [line[2:] for line in text.splitlines() if line.startswith("# ")]
+    assert "model: queueing" in comments, comments
+    assert "lb_policy: least_request" in comments, comments
+    assert "models_hosted: 3" in comments and "rate_rps: 200.0" in comments, comments
+    held = {line.split(":")[0] for line in comments}
+    missing = set(workload.to_dict()) - held - {"model_latency_ms", "replicas"}
+    assert not missing, f"inputs held fixed but not named in the CSV: {missing}"
+    assert not held & {"model_latency_ms", "replicas"}, "an axis is listed as held fixed"
+    frame = pd.read_csv(io.StringIO(text), comment="#")
+    assert list(frame.columns[:2]) == ["model_latency_ms", "replicas"], list(frame.columns)
+    assert len(frame) == grid.p99_ms.size, f"{len(frame)} rows for {grid.p99_ms.size} cells"

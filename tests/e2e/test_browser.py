@@ -70,8 +70,28 @@ def test_lab_draws_the_diagram_and_writes_the_screenshot(lab_page, server_url):
 def test_heatmap_draws(lab_page, server_url):
     _open(lab_page, f"{server_url}/heatmaps")
     lab_page.wait_for_selector(f"{PLOTLY} .heatmaplayer, {PLOTLY} g.hm")
-    assert lab_page.locator(PLOTLY).count() >= 2, "the heatmaps did not draw"
+    assert lab_page.locator(PLOTLY).count() == 1, "the 2 x 2 views should wait to be opened"
+    lab_page.get_by_text("Batching and GPUs at a glance").click()
+    lab_page.wait_for_function(f"() => document.querySelectorAll('{PLOTLY}').length >= 2")
     assert lab_page.locator(EXCEPTION).count() == 0, "the Heatmaps page shows an exception"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: plotly heatmap traces are not selectable, so a click in Chromium sends "
+    "no selection (AppTest's simulated selection loads the cell); needs a clickable point layer",
+)
+def test_clicking_a_heatmap_cell_loads_it(lab_page, server_url):
+    _open(lab_page, f"{server_url}/heatmaps")
+    lab_page.wait_for_selector(f"{PLOTLY} .heatmaplayer, {PLOTLY} g.hm")
+    _wait_until_idle(lab_page)
+    plot_area = lab_page.locator(f"{PLOTLY} .nsewdrag").first
+    box = plot_area.bounding_box()
+    # Upper right of the plot: a high rate and many replicas, far from the default 200 req/s x 2.
+    lab_page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + 0.2 * box["height"])
+    lab_page.wait_for_function("() => !location.search.includes('replicas=2&')", timeout=15_000)
+    assert "rate_rps=200&" not in lab_page.evaluate("location.search") + "&", "the rate stayed"
+    assert lab_page.locator(EXCEPTION).count() == 0, "clicking a cell raised an exception"
 
 
 def test_card_3_changes_the_recommended_shape(lab_page, server_url):

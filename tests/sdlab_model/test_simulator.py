@@ -611,3 +611,37 @@ def test_round_robin_without_batching_is_the_central_queue_on_the_same_arrivals(
             f"round robin differs from the central queue at CV {cv}, {models} models"
         )
     assert pooled.p99_ms > 20.0, "the comparison must include queueing"
+
+
+# ---- Percentiles by selection (issue 13: the Lab's simulation without numpy's multi-partition)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(min_value=0, max_value=1e6, allow_nan=False) | st.sampled_from([1.0, 2.5, 7.0]),
+        min_size=1,
+        max_size=300,
+    ),
+    percents=st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=4),
+)
+def test_percentiles_are_numpys_to_the_last_bit(values, percents):
+    array = np.asarray(values)
+    expected = np.percentile(array, percents).tolist()
+    got = simulator.percentiles(array, percents)
+    assert got == expected, f"percentiles {percents} of {len(values)} values: {got} != {expected}"
+
+
+@pytest.mark.parametrize("rate_rps", [300.0, 3_000.0])
+def test_simulated_percentiles_equal_numpy_percentile(rate_rps):
+    result = simulate(Workload(rate_rps=rate_rps, dynamic_batching=True), n_requests=20_000)
+    expected = np.percentile(result.latencies_ms, [50, 95, 99]).tolist()
+    assert [result.p50_ms, result.p95_ms, result.p99_ms] == expected, (
+        f"simulate's p50/p95/p99 {result.p50_ms, result.p95_ms, result.p99_ms} differ from "
+        f"np.percentile {expected}"
+    )
+    per_replication = np.split(result.latencies_ms, result.replications)
+    expected_p99s = [float(np.percentile(part, 99)) for part in per_replication]
+    assert list(result.replication_p99_ms) == expected_p99s, (
+        f"replication p99s {result.replication_p99_ms} differ from np.percentile {expected_p99s}"
+    )
