@@ -40,14 +40,25 @@ class Concurrency:
 
 
 def _run_together(calls) -> float:
-    """Run each call in its own thread; the seconds until all are done (at most 30)."""
-    threads = [threading.Thread(target=call, daemon=True) for call in calls]
+    """Run each call in its own thread; the seconds until all are done (at most 30).
+
+    A call that raises fails the test (a thread's exception would otherwise only warn)."""
+    errors: list[BaseException] = []
+
+    def guarded(call):
+        try:
+            call()
+        except BaseException as error:  # reported below, in the test's own thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(call,), daemon=True) for call in calls]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
     assert not any(t.is_alive() for t in threads), "calls did not finish: a slot was never freed"
+    assert not errors, f"a concurrent call raised: {errors!r}"
     return time.perf_counter() - started
 
 
@@ -81,9 +92,14 @@ def test_ordinary_evaluations_take_no_slot(monkeypatch, fresh_caches):
 def test_simulations_and_grids_share_two_work_slots(monkeypatch, fresh_caches):
     slow = Concurrency(seconds=0.15)
     monkeypatch.setattr(cache, "simulate_summary", slow)
-    monkeypatch.setattr(cache.grids, "compute_grid", slow)
+    monkeypatch.setattr(cache.grids, "compute_axes_grid", slow)
     calls = [lambda r=r: cache.simulation(Workload(rate_rps=r)) for r in (101.0, 102.0, 103.0)]
-    calls += [lambda m=m: cache._grid(Workload(model_latency_ms=m), "queueing") for m in (21, 22)]
+    calls += [
+        lambda m=m: cache._grid(
+            Workload(model_latency_ms=m), "queueing", "rate_rps", "replicas", True
+        )
+        for m in (21, 22)
+    ]
     _run_together(calls)
     assert slow.most == budget.WORK.slots, f"{slow.most} ran at once, the work lane has 2 slots"
     assert set(slow.lanes) == {"work"}, f"simulations and grids must hold a work slot: {slow.lanes}"
