@@ -18,8 +18,8 @@ configuration is checked with ``latency``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class Design:
     p99_ms: float
     utilization: float
     accuracy: str
+    simulated_p99_ms: float | None = None
 
     @property
     def cost(self) -> FleetCost:
@@ -209,6 +210,8 @@ def advise(
     windows_ms: Sequence[float] = WINDOWS_MS,
     max_batch_sizes: Sequence[int] = MAX_BATCH_SIZES,
     max_replicas: int = _REPLICA_LIMIT,
+    simulate_p99: Callable[[Workload], float] | None = None,
+    max_simulations: int = 12,
 ) -> Advice:
     """The cheapest design meeting ``workload``'s p99 target with ``HEADROOM``, and the frontier.
 
@@ -216,9 +219,15 @@ def advise(
     workload's; the search varies the replica kind (``options``), batching on or off, the window
     (``windows_ms``), the max batch (``max_batch_sizes``) and the replica count (1 to
     ``max_replicas``). Ties in cost go to the lower p99.
+
+    With ``simulate_p99`` (a workload's simulated p99), a candidate the model marks approximate
+    must also meet the target in simulation: candidates are tried cheapest first, and one that
+    fails is tried again with a quarter more replicas, up to ``max_simulations`` simulations;
+    then only designs the model is sure of (exact or validated) are taken. ``Design.simulated``
+    holds the simulated p99 of the design returned, where one was run.
     """
     options = tuple(options) if options is not None else hardware_options(workload)
-    best_per_group: dict[tuple[str, bool], Design] = {}
+    candidates: list[Design] = []
     points: list[tuple[float, float, HardwareOption, Workload, float]] = []
     searched = 0
     for hardware, base in _configurations(workload, options, windows_ms, max_batch_sizes):
@@ -229,9 +238,13 @@ def advise(
             cost = counts[index] * hardware.usd_per_hour
             points.append((cost, float(p99[index]), hardware, base, float(counts[index])))
         design = _cheapest_in(hardware, base, counts, p99, utilization)
-        if design is None:
-            continue
-        group = (hardware.id, base.dynamic_batching)
+        if design is not None:
+            candidates.append(design)
+    if simulate_p99 is not None:
+        candidates = _confirmed(candidates, simulate_p99, max_simulations, max_replicas)
+    best_per_group: dict[tuple[str, bool], Design] = {}
+    for design in candidates:
+        group = (design.hardware.id, design.workload.dynamic_batching)
         known = best_per_group.get(group)
         if known is None or _rank(design) < _rank(known):
             best_per_group[group] = design
@@ -244,6 +257,33 @@ def advise(
         current=current,
         configurations_searched=searched,
     )
+
+
+def _confirmed(candidates, simulate_p99, max_simulations, max_replicas) -> list[Design]:
+    """Candidates the model is sure of, plus approximate ones a simulation confirmed, in cost
+    order; a failed one is retried with a quarter more replicas while simulations remain."""
+    queue = sorted(candidates, key=_rank)
+    kept: list[Design] = []
+    simulations = 0
+    while queue:
+        design = queue.pop(0)
+        if design.accuracy != "approximate":
+            kept.append(design)
+            continue
+        if simulations >= max_simulations:
+            continue
+        simulations += 1
+        simulated = simulate_p99(design.workload)
+        if simulated <= design.workload.p99_target_ms:
+            kept.append(replace(design, simulated_p99_ms=simulated))
+            continue
+        more = math.ceil(design.workload.replicas * 1.25)
+        if more <= max_replicas:
+            retry = _judge(design.hardware, design.workload.with_changes(replicas=more))
+            if retry.meets_target and retry.has_headroom:
+                queue.append(retry)
+                queue.sort(key=_rank)
+    return kept
 
 
 def _rank(design: Design) -> tuple[float, float]:

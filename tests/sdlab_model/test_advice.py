@@ -195,3 +195,27 @@ def test_breaking_points_are_where_the_target_breaks(workload):
                 f"{point.input} just below x{point.factor:.3f} should still hold"
             )
         assert point.text, "every breaking point says something"
+
+
+def test_approximate_candidates_need_the_simulations_word():
+    workload = Workload(rate_rps=5000, replicas=10)
+    plain = advise(workload)
+    assert plain.best is not None and plain.best.accuracy == "approximate", (
+        "this case's cheapest design is outside the validated range: the test needs one"
+    )
+    # A simulation that agrees changes nothing but records its figure.
+    agreeing = advise(workload, simulate_p99=lambda w: w.p99_target_ms / 2)
+    assert agreeing.best.workload == plain.best.workload
+    assert agreeing.best.simulated_p99_ms == workload.p99_target_ms / 2
+    # A simulation that rejects everything leaves only designs the model is sure of.
+    calls = []
+
+    def rejecting(candidate):
+        calls.append(candidate)
+        return math.inf
+
+    strict = advise(workload, simulate_p99=rejecting, max_simulations=5)
+    assert len(calls) == 5, f"the simulation budget is 5, used {len(calls)}"
+    assert strict.best is None or strict.best.accuracy in ("exact", "validated"), strict.best
+    if strict.best is not None:
+        assert strict.best.cost.usd_per_hour >= plain.best.cost.usd_per_hour
