@@ -96,7 +96,10 @@ def recommendation(workload: Workload) -> Advice:
         "Design", f"{best.workload.replicas} × {'GPU' if best.workload.gpu else 'CPU'}"
     )
     columns[1].metric("Cost", f"{money(best.cost.usd_per_hour)}/h")
-    columns[2].metric("p99 (model)", ms_text(best.p99_ms))
+    if best.simulated_p99_ms is not None:  # as the Lab does: simulation where the model is unsure
+        columns[2].metric("p99 (simulated)", ms_text(best.simulated_p99_ms))
+    else:
+        columns[2].metric("p99 (model)", ms_text(best.p99_ms))
     columns[3].metric("Utilization", f"{best.utilization:.0%}")
     st.markdown(
         f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
