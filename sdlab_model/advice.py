@@ -365,8 +365,12 @@ def levers(workload: Workload) -> tuple[Lever, ...]:
     now = queueing.latency(workload)
     now_cost = workload_cost(workload).usd_per_hour
     out = []
+    seen = set()
     for label, change in _lever_changes(workload):
         changed = workload.with_changes(**change)
+        if changed in seen:  # e.g. "one fewer" and "a quarter fewer" of two replicas
+            continue
+        seen.add(changed)
         result = queueing.latency(changed)
         cost = workload_cost(changed).usd_per_hour
         out.append(

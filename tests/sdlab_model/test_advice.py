@@ -219,3 +219,9 @@ def test_approximate_candidates_need_the_simulations_word():
     assert strict.best is None or strict.best.accuracy in ("exact", "validated"), strict.best
     if strict.best is not None:
         assert strict.best.cost.usd_per_hour >= plain.best.cost.usd_per_hour
+
+
+def test_levers_list_each_resulting_design_once():
+    found = levers(Workload())  # 2 replicas: "one fewer" and "a quarter fewer" are both 1
+    designs = [lever.workload for lever in found]
+    assert len(designs) == len(set(designs)), [lever.label for lever in found]
