@@ -6,9 +6,17 @@ set from the canonical state, and its ``on_change`` callback writes the new valu
 drops the state of widgets that are not drawn on a run, so the canonical copy, not the widgets,
 is what survives page switches.
 
-The URL mirrors the canonical state on every run (``?rate_rps=...&model=queueing``). A session
-starts from the URL through ``Workload.from_strings``, the tolerant parser: anything a person can
-type yields a valid lab plus notices, shown until the next change.
+The URL mirrors the canonical state on every run, short: only the inputs that differ from their
+defaults, each to six significant digits (``?rate_rps=3000&replicas=4&gpu=1``); the default lab is
+the bare address. A session starts from the URL through ``Workload.from_strings``, the tolerant
+parser: anything a person can type yields a valid lab plus notices, shown until the next change.
+
+Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
+parameters, and on Back or Forward reruns the script with that entry's parameters. A run whose
+URL differs from the one the lab last wrote, with no input changed by the person in that run,
+is such a navigation: the state is reloaded from the URL. (A rerun sent in the few milliseconds
+between an input change and the browser learning its new URL would look the same and undo that
+change; only a click faster than a network round trip can do that.)
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from sdlab_ui.widgets import format_value, linear_step, log_options, slider_form
 _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
+_URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
+_CHANGED_KEY = "sdlab.changed"  # set when the person changed the lab in this run's callbacks
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -53,6 +63,9 @@ WORD_JOINER = "\u2060"
 _AUTOLINK_START = re.compile(r"(:)(?=//)|(www)(?=\.)|(@)", re.IGNORECASE)
 MAX_NOTICES_SHOWN = 5
 """Notices drawn one by one; the rest are counted (a URL can carry a thousand unknown keys)."""
+URL_SIGNIFICANT_DIGITS = 6
+"""Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
+_DEFAULT_STRINGS = Workload().to_strings()
 
 
 @dataclass(frozen=True)
@@ -79,13 +92,40 @@ def plain_text(text: str) -> str:
 
 
 def current() -> LabState:
-    """The canonical state, starting it from the URL on a session's first run."""
-    if _WORKLOAD_KEY not in st.session_state:
+    """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
+    if _WORKLOAD_KEY not in st.session_state or _url_moved():
         workload, model, notices = parse_query_params(_query_param_lists())
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
         st.session_state[_NOTICES_KEY] = notices
+        st.session_state[_URL_KEY] = st.query_params.to_dict()
     return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
+
+
+def url_params(workload: Workload, model: str) -> dict[str, str]:
+    """The lab's query parameters: only what differs from the defaults, each in short text.
+
+    ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
+    to ``URL_SIGNIFICANT_DIGITS`` digits, so ``0.29000000000000004`` from a slider reads ``0.29``.
+    """
+    params = {
+        name: _url_text(text)
+        for name, text in workload.to_strings().items()
+        if text != _DEFAULT_STRINGS[name]
+    }
+    if model != DEFAULT_MODEL:
+        params[MODEL_PARAM] = model
+    return params
+
+
+def _url_text(exact: str) -> str:
+    try:
+        number = float(exact)
+    except ValueError:  # a choice's name
+        return exact
+    if number == int(number):
+        return str(int(number))
+    return f"{number:.{URL_SIGNIFICANT_DIGITS}g}"
 
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
@@ -112,6 +152,7 @@ def load(workload: Workload, model: str | None = None) -> None:
     if model is not None:
         st.session_state[_MODEL_KEY] = model
     st.session_state[_NOTICES_KEY] = ()
+    st.session_state[_CHANGED_KEY] = True
 
 
 def reset() -> None:
@@ -153,8 +194,64 @@ def render_sidebar() -> LabState:
         st.button(
             "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
         )
+        copy_link_button()
     _write_query_params(state)
     return state
+
+
+def copy_link_button() -> None:
+    """A button that puts the page's address, which holds the whole lab, on the clipboard.
+
+    The address is read when clicked, so it is always the current one. Plain HTML and a script of
+    literal text (no data of the lab or of a visitor in it); the page's own document, not an
+    iframe, so no permission policy stands between it and the clipboard.
+    """
+    st.html(
+        """
+<button class="sdlab-copy-link" type="button" title="Copy a link that reopens this lab">
+  Copy link to this lab
+</button>
+<span class="sdlab-copy-status" role="status" aria-live="polite"></span>
+<style>
+  .sdlab-copy-link {
+    width: 100%; padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer;
+    font: inherit; color: inherit; background: transparent;
+    border: 1px solid rgba(128, 128, 128, 0.4); border-radius: 0.5rem;
+  }
+  .sdlab-copy-link:hover { border-color: currentColor; }
+  .sdlab-copy-status { display: block; min-height: 1.2em; font-size: 0.8rem; opacity: 0.8; }
+</style>
+<script>
+(() => {
+  const root = document.currentScript.parentNode;
+  const button = root.querySelector(".sdlab-copy-link");
+  const status = root.querySelector(".sdlab-copy-status");
+  function fallback(text) {
+    const area = document.createElement("textarea");
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    return copied;
+  }
+  button.addEventListener("click", async () => {
+    const link = window.location.href;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(link);
+      copied = true;
+    } catch (error) {
+      copied = fallback(link);
+    }
+    status.textContent = copied ? "Link copied." : "Copy the address bar: it holds this lab.";
+    setTimeout(() => { status.textContent = ""; }, 4000);
+  });
+})();
+</script>
+""",
+        unsafe_allow_javascript=True,
+    )
 
 
 def show_notices() -> None:
@@ -233,13 +330,27 @@ def _on_model_change() -> None:
         return
     st.session_state[_MODEL_KEY] = chosen
     st.session_state[_NOTICES_KEY] = ()
+    st.session_state[_CHANGED_KEY] = True
 
 
 def _query_param_lists() -> dict[str, list[str]]:
     return {key: st.query_params.get_all(key) for key in st.query_params}
 
 
+def _url_moved() -> bool:
+    """True when the URL is not the one the lab wrote and the person changed nothing: Back."""
+    written = st.session_state.get(_URL_KEY)
+    return (
+        written is not None
+        and not st.session_state.get(_CHANGED_KEY, False)
+        and st.query_params.to_dict() != written
+    )
+
+
 def _write_query_params(state: LabState) -> None:
-    wanted = {**state.workload.to_strings(), MODEL_PARAM: state.model}
+    """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
+    wanted = url_params(state.workload, state.model)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
+    st.session_state[_URL_KEY] = wanted
+    st.session_state[_CHANGED_KEY] = False
