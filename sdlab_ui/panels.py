@@ -169,6 +169,47 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
         st.caption("The teaching model defines only a p99.")
 
 
+SUMMARY_KEY = "sdlab-summary"
+
+
+def summary_line(result: Assessment, sim: SimSummary | None) -> str:
+    """One line: the headline p99 against the target, the load and the capacity (Markdown)."""
+    target = result.workload.p99_target_ms
+    p99, simulated = headline_p99(result, sim)
+    label = "p99 (sim.)" if simulated else "p99"
+    if not result.is_stable:
+        verdict = f":red[**{label} ∞**] over capacity"
+    else:
+        colour = "green" if p99 <= target else "red"
+        verdict = f":{colour}[**{label} {ms_text(p99)}**] of {ms_text(target)}"
+    return (
+        f"{verdict} · {_load_text(result.utilization)} · capacity {rate_text(result.capacity_rps)}"
+    )
+
+
+def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
+    """The summary line at the top of the sidebar, in view while any slider moves.
+
+    Drawn last into the sidebar and moved to its top by CSS (``order``), since the page computes
+    the p99 after the shared sidebar is drawn; ``position: sticky`` keeps it there while the
+    sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
+    sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
+    rules go on the container's layout wrapper, the child of the sidebar's flex column.)
+    """
+    with st.sidebar.container(key=SUMMARY_KEY):
+        st.markdown(summary_line(result, sim))
+    st.html(
+        """<style>
+[data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
+[data-testid="stSidebar"] [data-testid="stLayoutWrapper"]:has(> .st-key-sdlab-summary) {
+  order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
+  padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
+}
+.st-key-sdlab-summary p { font-size: 0.9rem; }
+</style>"""
+    )
+
+
 def _metric_ms(value_ms: float | None) -> str:
     """A metric's value: ∞ alone where unstable (the banner above says so in words)."""
     return "∞" if value_ms is not None and not math.isfinite(value_ms) else ms_text(value_ms)

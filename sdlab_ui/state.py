@@ -215,7 +215,7 @@ def copy_link_button() -> None:
 <style>
   .sdlab-copy-link {
     width: 100%; padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer;
-    font: inherit; color: inherit; background: transparent;
+    font: inherit; font-size: 0.875rem; color: inherit; background: transparent;
     border: 1px solid rgba(128, 128, 128, 0.4); border-radius: 0.5rem;
   }
   .sdlab-copy-link:hover { border-color: currentColor; }
