@@ -14,7 +14,7 @@ import streamlit as st
 from sdlab_model import scenario_file
 from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, state
+from sdlab_ui import cache, report, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -83,6 +83,11 @@ def diagram_notes(result: Assessment) -> dict[str, str]:
     return notes
 
 
+def diagram_dot(result: Assessment) -> str:
+    """The architecture diagram as DOT, with the numbers on its nodes."""
+    return to_dot(result.node_states, result.flow_states, result.stage.path, diagram_notes(result))
+
+
 def _load_text(utilization: float) -> str:
     if not math.isfinite(utilization) or utilization >= 10:
         return "far over capacity"
@@ -103,9 +108,7 @@ def architecture(view: cache.LabView) -> None:
     last_inputs, last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (None, None, 0))
     dot = last_dot
     if inputs != last_inputs:
-        dot = to_dot(
-            result.node_states, result.flow_states, result.stage.path, diagram_notes(result)
-        )
+        dot = diagram_dot(result)
     if last_dot is not None and last_dot != dot:
         slot = 1 - slot
     st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
@@ -330,6 +333,47 @@ def scenario_files(lab: state.LabState) -> None:
         st.error(f"Not loaded, the lab is unchanged: {message}")
     elif kind == "success":
         st.success(message)
+
+
+def report_downloads(view: cache.LabView) -> None:
+    """Download the design as a self-contained HTML report, or as Markdown for a design doc.
+
+    Both are built when clicked (callables, like the scenario file), in the download's own
+    thread: the heatmap's grid and Graphviz's SVG are paid for only by whoever asks.
+    """
+    st.markdown("#### Take the design away")
+    left, right = st.columns(2)
+    link_query = state.link_query(view.result.workload, view.result.model)
+    left.download_button(
+        "Download report (HTML, opens offline)",
+        functools.partial(_html_report, view, link_query),
+        file_name=report.HTML_FILE_NAME,
+        mime="text/html",
+        key="lab.report_html",
+        on_click="ignore",
+        icon=":material/description:",
+    )
+    right.download_button(
+        "Download summary (Markdown)",
+        functools.partial(report.markdown_report, view, link_query=link_query),
+        file_name=report.MARKDOWN_FILE_NAME,
+        mime="text/markdown",
+        key="lab.report_markdown",
+        on_click="ignore",
+        icon=":material/notes:",
+    )
+
+
+def _html_report(view: cache.LabView, link_query: str) -> str:
+    workload, model = view.result.workload, view.result.model
+    dot = diagram_dot(view.result)
+    return report.html_report(
+        view,
+        heatmap=cache.heatmap_figure(workload, model),
+        dot=dot,
+        svg=report.architecture_svg(dot),
+        link_query=link_query,
+    )
 
 
 def _on_upload() -> None:

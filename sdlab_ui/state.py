@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import cast
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -116,6 +117,12 @@ def url_params(workload: Workload, model: str) -> dict[str, str]:
     if model != DEFAULT_MODEL:
         params[MODEL_PARAM] = model
     return params
+
+
+def link_query(workload: Workload, model: str) -> str:
+    """The lab's query string as the address bar shows it (``?rate_rps=3000``), or ``""``."""
+    params = url_params(workload, model)
+    return "?" + urlencode(params) if params else ""
 
 
 def _url_text(exact: str) -> str:

@@ -46,7 +46,10 @@ def test_lab_renders_every_section(lab):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
     assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
-    assert len(lab.get("download_button")) == 1, "the scenario-file download is missing"
+    downloads = {button.key for button in lab.get("download_button")}
+    assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
+        f"the Lab's downloads are {downloads}: scenario file, HTML report and Markdown expected"
+    )
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
 
 
