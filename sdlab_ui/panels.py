@@ -235,8 +235,12 @@ def _unstable_text(result: Assessment) -> str:
 
 
 def breakdown(view: cache.LabView) -> None:
-    """Where each model's p99 goes: compute, batch formation, queueing."""
-    st.plotly_chart(view.breakdown, key="lab.breakdown")
+    """Where each model's p99 goes: compute, batch formation, queueing.
+
+    Without plotly's toolbar: on a phone it sat over the "target" label, and two bars need no
+    zoom or pan.
+    """
+    st.plotly_chart(view.breakdown, key="lab.breakdown", config={"displayModeBar": False})
 
 
 def meter_bar(ratio: float, cells: int = 10) -> str:

@@ -250,3 +250,9 @@ def test_overload_reads_unstable_infinity_in_both_models(model):
         assert f"{seed_p99:.0f} ms" in banner, (
             f"the banner should quote the seed's capped p99 ({seed_p99:.0f} ms): {banner!r}"
         )
+
+
+def test_the_breakdown_chart_has_no_toolbar_over_its_target_label(lab):
+    chart = next(c for c in lab.get("plotly_chart") if c.key == "lab.breakdown")
+    config = json.loads(chart.proto.config)
+    assert config.get("displayModeBar") is False, f"the breakdown shows plotly's toolbar: {config}"
