@@ -108,7 +108,7 @@ def html_report(
     body = [
         f"<h1>sdlab design report: {_e(result.stage.title)}</h1>",
         f'<p class="note">{_e(_model_line(result))} Reopen this lab in sdlab with the query '
-        f"<code>{_e(link_query or '(none: the defaults)')}</code>.</p>",
+        f"<code>{_e(link_query)}</code>.</p>",
         _section(0, _table(("Input", "Value"), _input_rows(result))),
         _section(1, _architecture_html(result, dot, svg)),
         _section(2, _accuracy_html(view)),
@@ -139,8 +139,7 @@ def markdown_report(view: LabView, *, link_query: str) -> str:
     lines = [
         f"# sdlab design report: {result.stage.title}",
         "",
-        f"{_model_line(result)} Reopen in sdlab with the query "
-        f"`{link_query or '(none: the defaults)'}`.",
+        f"{_model_line(result)} Reopen in sdlab with the query `{link_query}`.",
         "",
         f"## {SECTIONS[0]}",
         "",

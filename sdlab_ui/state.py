@@ -7,16 +7,18 @@ drops the state of widgets that are not drawn on a run, so the canonical copy, n
 is what survives page switches.
 
 The URL mirrors the canonical state on every run, short: only the inputs that differ from their
-defaults, each to six significant digits (``?rate_rps=3000&replicas=4&gpu=1``); the default lab is
-the bare address. A session starts from the URL through ``Workload.from_strings``, the tolerant
-parser: anything a person can type yields a valid lab plus notices, shown until the next change.
+defaults, each to six significant digits (``?rate_rps=3000&replicas=4&gpu=1``); the default lab
+names just its model (``?model=queueing``), so a lab's URL is never bare. A session starts from
+the URL through ``Workload.from_strings``, the tolerant parser: anything a person can type yields
+a valid lab plus notices, shown until the next change.
 
 Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
-parameters, and on Back or Forward reruns the script with that entry's parameters. A run whose
-URL differs from the one the lab last wrote, with no input changed by the person in that run,
-is such a navigation: the state is reloaded from the URL. (A rerun sent in the few milliseconds
-between an input change and the browser learning its new URL would look the same and undo that
-change; only a click faster than a network round trip can do that.)
+parameters, and on Back or Forward reruns the script with that entry's parameters and its run
+context's ``is_history_navigation`` set. Such a run, to a URL the lab did not just write, reloads
+the state from the URL. Every other run keeps the state and writes it back: a page switch (which
+Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
+URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
+never a lab's (whose URL is never bare), so Back to it keeps the state too.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import cast
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
@@ -46,7 +49,6 @@ _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
-_CHANGED_KEY = "sdlab.changed"  # set when the person changed the lab in this run's callbacks
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -106,6 +108,7 @@ def current() -> LabState:
 def url_params(workload: Workload, model: str) -> dict[str, str]:
     """The lab's query parameters: only what differs from the defaults, each in short text.
 
+    The model is named where it is not the default, or where nothing else is (the default lab).
     ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
     to ``URL_SIGNIFICANT_DIGITS`` digits, so ``0.29000000000000004`` from a slider reads ``0.29``.
     """
@@ -114,15 +117,14 @@ def url_params(workload: Workload, model: str) -> dict[str, str]:
         for name, text in workload.to_strings().items()
         if text != _DEFAULT_STRINGS[name]
     }
-    if model != DEFAULT_MODEL:
-        params[MODEL_PARAM] = model
+    if model != DEFAULT_MODEL or not params:
+        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
     return params
 
 
 def link_query(workload: Workload, model: str) -> str:
-    """The lab's query string as the address bar shows it (``?rate_rps=3000``), or ``""``."""
-    params = url_params(workload, model)
-    return "?" + urlencode(params) if params else ""
+    """The lab's query string as the address bar shows it (``?rate_rps=3000``)."""
+    return "?" + urlencode(url_params(workload, model))
 
 
 def _url_text(exact: str) -> str:
@@ -159,7 +161,6 @@ def load(workload: Workload, model: str | None = None) -> None:
     if model is not None:
         st.session_state[_MODEL_KEY] = model
     st.session_state[_NOTICES_KEY] = ()
-    st.session_state[_CHANGED_KEY] = True
 
 
 def reset() -> None:
@@ -337,7 +338,6 @@ def _on_model_change() -> None:
         return
     st.session_state[_MODEL_KEY] = chosen
     st.session_state[_NOTICES_KEY] = ()
-    st.session_state[_CHANGED_KEY] = True
 
 
 def _query_param_lists() -> dict[str, list[str]]:
@@ -345,13 +345,15 @@ def _query_param_lists() -> dict[str, list[str]]:
 
 
 def _url_moved() -> bool:
-    """True when the URL is not the one the lab wrote and the person changed nothing: Back."""
-    written = st.session_state.get(_URL_KEY)
-    return (
-        written is not None
-        and not st.session_state.get(_CHANGED_KEY, False)
-        and st.query_params.to_dict() != written
-    )
+    """True on Back or Forward to another lab's URL (see the module docstring)."""
+    url = st.query_params.to_dict()
+    written = st.session_state.get(_URL_KEY, url)
+    return bool(url) and url != written and is_history_navigation()
+
+
+def is_history_navigation() -> bool:
+    """Whether this run is the browser's Back or Forward (Streamlit's run context says so)."""
+    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
 
 
 def _write_query_params(state: LabState) -> None:
@@ -360,4 +362,3 @@ def _write_query_params(state: LabState) -> None:
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted
-    st.session_state[_CHANGED_KEY] = False

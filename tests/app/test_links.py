@@ -10,16 +10,19 @@ from apptest_helpers import assert_no_exception, open_app, sidebar_value
 from sdlab_model import SCENARIOS
 from sdlab_model.params import DEFAULT_MODEL
 from sdlab_model.workload import Workload
+from sdlab_ui import state
 from sdlab_ui.state import parse_query_params, url_params, widget_key
 
 # The query string of any card (before: 334 characters for every lab, the default one included).
 CARD_QUERY_MAX_CHARS = 120
 
 
-def test_the_default_lab_has_no_query_parameters():
+def test_the_default_lab_names_only_its_model():
     app = open_app()
     assert_no_exception(app)
-    assert app.query_params == {}, f"the default lab's URL carries {app.query_params}"
+    assert app.query_params == {"model": DEFAULT_MODEL}, (
+        f"the default lab's URL: {app.query_params}"
+    )
 
 
 @pytest.mark.parametrize("card", SCENARIOS, ids=[card.id for card in SCENARIOS])
@@ -48,28 +51,41 @@ def test_an_off_ladder_value_keeps_its_digits():
     assert params == {"rate_rps": "1234.5", "replicas": "37"}, f"unexpected {params}"
 
 
-def test_the_lab_follows_its_url_back_and_forward():
+def _back_to(app, query: dict[str, str], monkeypatch) -> None:
+    """Rerun as the browser does on Back or Forward: that entry's query, marked as navigation."""
+    monkeypatch.setattr(state, "is_history_navigation", lambda: True)
+    app.query_params = dict(query)
+    app.run()
+    monkeypatch.setattr(state, "is_history_navigation", lambda: False)
+
+
+def test_the_lab_follows_its_url_back_and_forward(monkeypatch):
     app = open_app()
+    start = dict(app.query_params)
     app.select_slider(key=widget_key("replicas")).set_value(12).run()
     after_first = dict(app.query_params)
     app.select_slider(key=widget_key("replicas")).set_value(20).run()
     assert app.query_params.get("replicas") == "20", "the URL does not follow the slider"
-    # Back: the browser reruns the app with the earlier entry's query parameters.
-    app.query_params = dict(after_first)
-    app.run()
+    _back_to(app, after_first, monkeypatch)
     assert_no_exception(app)
     assert sidebar_value(app, "replicas") == 12, "Back did not restore the earlier replicas"
-    app.query_params = {}
-    app.run()
-    assert sidebar_value(app, "replicas") == 2, "Back to the bare address did not reset the lab"
-    # Forward again, then a change of the person's own wins over the URL it started from.
-    app.query_params = {"replicas": "20"}
-    app.run()
+    _back_to(app, start, monkeypatch)
+    assert sidebar_value(app, "replicas") == 2, "Back to the default lab did not reset it"
+    _back_to(app, {"replicas": "20"}, monkeypatch)
     assert sidebar_value(app, "replicas") == 20, "Forward did not restore the later replicas"
     app.select_slider(key=widget_key("replicas")).set_value(3).run()
     assert sidebar_value(app, "replicas") == 3, "a slider move lost to the URL"
     assert app.query_params.get("replicas") == "3", "the URL does not follow the slider"
-    # A rerun that carries both a move and a URL the lab did not write: the move wins.
-    app.query_params = {"replicas": "12"}
-    app.select_slider(key=widget_key("replicas")).set_value(5).run()
-    assert sidebar_value(app, "replicas") == 5, "a slider move lost to a stale URL"
+
+
+def test_a_run_that_is_not_back_or_forward_keeps_the_lab(monkeypatch):
+    app = open_app({"replicas": "12"})
+    # A page switch arrives with the query cleared; a late rerun may carry an older URL.
+    for query in ({}, {"replicas": "3"}):
+        app.query_params = dict(query)
+        app.run()
+        assert sidebar_value(app, "replicas") == 12, f"a run with URL {query} changed the lab"
+        assert app.query_params.get("replicas") == "12", "the URL was not written back"
+    # Back to the bare entry Streamlit pushes on a page switch is not a lab: the lab stays.
+    _back_to(app, {}, monkeypatch)
+    assert sidebar_value(app, "replicas") == 12, "Back to a bare entry reset the lab"
