@@ -14,6 +14,7 @@ st.markdown(
 )
 # The p99 and the diagram first, so both are in view on a laptop screen without scrolling.
 panels.headline(view.result, view.sim)
+panels.sticky_summary(view.result, view.sim)
 panels.architecture(view)
 panels.recommended_shape(view.result)
 cards.scenario_cards()
@@ -23,4 +24,5 @@ panels.meters(view.result)
 panels.decisions(view.result)
 panels.reasons(view.result)
 panels.accuracy(view)
+panels.report_downloads(view)
 panels.scenario_files(lab)

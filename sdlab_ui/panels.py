@@ -14,7 +14,7 @@ import streamlit as st
 from sdlab_model import scenario_file
 from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, state
+from sdlab_ui import cache, report, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -83,6 +83,11 @@ def diagram_notes(result: Assessment) -> dict[str, str]:
     return notes
 
 
+def diagram_dot(result: Assessment) -> str:
+    """The architecture diagram as DOT, with the numbers on its nodes."""
+    return to_dot(result.node_states, result.flow_states, result.stage.path, diagram_notes(result))
+
+
 def _load_text(utilization: float) -> str:
     if not math.isfinite(utilization) or utilization >= 10:
         return "far over capacity"
@@ -103,9 +108,7 @@ def architecture(view: cache.LabView) -> None:
     last_inputs, last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (None, None, 0))
     dot = last_dot
     if inputs != last_inputs:
-        dot = to_dot(
-            result.node_states, result.flow_states, result.stage.path, diagram_notes(result)
-        )
+        dot = diagram_dot(result)
     if last_dot is not None and last_dot != dot:
         slot = 1 - slot
     st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
@@ -169,6 +172,47 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
         st.caption("The teaching model defines only a p99.")
 
 
+SUMMARY_KEY = "sdlab-summary"
+
+
+def summary_line(result: Assessment, sim: SimSummary | None) -> str:
+    """One line: the headline p99 against the target, the load and the capacity (Markdown)."""
+    target = result.workload.p99_target_ms
+    p99, simulated = headline_p99(result, sim)
+    label = "p99 (sim.)" if simulated else "p99"
+    if not result.is_stable:
+        verdict = f":red[**{label} ∞**] over capacity"
+    else:
+        colour = "green" if p99 <= target else "red"
+        verdict = f":{colour}[**{label} {ms_text(p99)}**] of {ms_text(target)}"
+    return (
+        f"{verdict} · {_load_text(result.utilization)} · capacity {rate_text(result.capacity_rps)}"
+    )
+
+
+def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
+    """The summary line at the top of the sidebar, in view while any slider moves.
+
+    Drawn last into the sidebar and moved to its top by CSS (``order``), since the page computes
+    the p99 after the shared sidebar is drawn; ``position: sticky`` keeps it there while the
+    sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
+    sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
+    rules go on the container's layout wrapper, the child of the sidebar's flex column.)
+    """
+    with st.sidebar.container(key=SUMMARY_KEY):
+        st.markdown(summary_line(result, sim))
+    st.html(
+        """<style>
+[data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
+[data-testid="stSidebar"] [data-testid="stLayoutWrapper"]:has(> .st-key-sdlab-summary) {
+  order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
+  padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
+}
+.st-key-sdlab-summary p { font-size: 0.9rem; }
+</style>"""
+    )
+
+
 def _metric_ms(value_ms: float | None) -> str:
     """A metric's value: ∞ alone where unstable (the banner above says so in words)."""
     return "∞" if value_ms is not None and not math.isfinite(value_ms) else ms_text(value_ms)
@@ -191,8 +235,12 @@ def _unstable_text(result: Assessment) -> str:
 
 
 def breakdown(view: cache.LabView) -> None:
-    """Where each model's p99 goes: compute, batch formation, queueing."""
-    st.plotly_chart(view.breakdown, key="lab.breakdown")
+    """Where each model's p99 goes: compute, batch formation, queueing.
+
+    Without plotly's toolbar: on a phone it sat over the "target" label, and two bars need no
+    zoom or pan.
+    """
+    st.plotly_chart(view.breakdown, key="lab.breakdown", config={"displayModeBar": False})
 
 
 def meter_bar(ratio: float, cells: int = 10) -> str:
@@ -289,6 +337,47 @@ def scenario_files(lab: state.LabState) -> None:
         st.error(f"Not loaded, the lab is unchanged: {message}")
     elif kind == "success":
         st.success(message)
+
+
+def report_downloads(view: cache.LabView) -> None:
+    """Download the design as a self-contained HTML report, or as Markdown for a design doc.
+
+    Both are built when clicked (callables, like the scenario file), in the download's own
+    thread: the heatmap's grid and Graphviz's SVG are paid for only by whoever asks.
+    """
+    st.markdown("#### Take the design away")
+    left, right = st.columns(2)
+    link_query = state.link_query(view.result.workload, view.result.model)
+    left.download_button(
+        "Download report (HTML, opens offline)",
+        functools.partial(_html_report, view, link_query),
+        file_name=report.HTML_FILE_NAME,
+        mime="text/html",
+        key="lab.report_html",
+        on_click="ignore",
+        icon=":material/description:",
+    )
+    right.download_button(
+        "Download summary (Markdown)",
+        functools.partial(report.markdown_report, view, link_query=link_query),
+        file_name=report.MARKDOWN_FILE_NAME,
+        mime="text/markdown",
+        key="lab.report_markdown",
+        on_click="ignore",
+        icon=":material/notes:",
+    )
+
+
+def _html_report(view: cache.LabView, link_query: str) -> str:
+    workload, model = view.result.workload, view.result.model
+    dot = diagram_dot(view.result)
+    return report.html_report(
+        view,
+        heatmap=cache.heatmap_figure(workload, model),
+        dot=dot,
+        svg=report.architecture_svg(dot),
+        link_query=link_query,
+    )
 
 
 def _on_upload() -> None:

@@ -6,9 +6,19 @@ set from the canonical state, and its ``on_change`` callback writes the new valu
 drops the state of widgets that are not drawn on a run, so the canonical copy, not the widgets,
 is what survives page switches.
 
-The URL mirrors the canonical state on every run (``?rate_rps=...&model=queueing``). A session
-starts from the URL through ``Workload.from_strings``, the tolerant parser: anything a person can
-type yields a valid lab plus notices, shown until the next change.
+The URL mirrors the canonical state on every run, short: only the inputs that differ from their
+defaults, each to six significant digits (``?rate_rps=3000&replicas=4&gpu=1``); the default lab
+names just its model (``?model=queueing``), so a lab's URL is never bare. A session starts from
+the URL through ``Workload.from_strings``, the tolerant parser: anything a person can type yields
+a valid lab plus notices, shown until the next change.
+
+Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
+parameters, and on Back or Forward reruns the script with that entry's parameters and its run
+context's ``is_history_navigation`` set. Such a run, to a URL the lab did not just write, reloads
+the state from the URL. Every other run keeps the state and writes it back: a page switch (which
+Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
+URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
+never a lab's (whose URL is never bare), so Back to it keeps the state too.
 """
 
 from __future__ import annotations
@@ -16,8 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import cast
+from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
@@ -36,6 +48,7 @@ from sdlab_ui.widgets import format_value, linear_step, log_options, slider_form
 _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
+_URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -53,6 +66,9 @@ WORD_JOINER = "\u2060"
 _AUTOLINK_START = re.compile(r"(:)(?=//)|(www)(?=\.)|(@)", re.IGNORECASE)
 MAX_NOTICES_SHOWN = 5
 """Notices drawn one by one; the rest are counted (a URL can carry a thousand unknown keys)."""
+URL_SIGNIFICANT_DIGITS = 6
+"""Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
+_DEFAULT_STRINGS = Workload().to_strings()
 
 
 @dataclass(frozen=True)
@@ -79,13 +95,46 @@ def plain_text(text: str) -> str:
 
 
 def current() -> LabState:
-    """The canonical state, starting it from the URL on a session's first run."""
-    if _WORKLOAD_KEY not in st.session_state:
+    """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
+    if _WORKLOAD_KEY not in st.session_state or _url_moved():
         workload, model, notices = parse_query_params(_query_param_lists())
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
         st.session_state[_NOTICES_KEY] = notices
+        st.session_state[_URL_KEY] = st.query_params.to_dict()
     return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
+
+
+def url_params(workload: Workload, model: str) -> dict[str, str]:
+    """The lab's query parameters: only what differs from the defaults, each in short text.
+
+    The model is named where it is not the default, or where nothing else is (the default lab).
+    ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
+    to ``URL_SIGNIFICANT_DIGITS`` digits, so ``0.29000000000000004`` from a slider reads ``0.29``.
+    """
+    params = {
+        name: _url_text(text)
+        for name, text in workload.to_strings().items()
+        if text != _DEFAULT_STRINGS[name]
+    }
+    if model != DEFAULT_MODEL or not params:
+        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
+    return params
+
+
+def link_query(workload: Workload, model: str) -> str:
+    """The lab's query string as the address bar shows it (``?rate_rps=3000``)."""
+    return "?" + urlencode(url_params(workload, model))
+
+
+def _url_text(exact: str) -> str:
+    try:
+        number = float(exact)
+    except ValueError:  # a choice's name
+        return exact
+    if number == int(number):
+        return str(int(number))
+    return f"{number:.{URL_SIGNIFICANT_DIGITS}g}"
 
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
@@ -153,8 +202,64 @@ def render_sidebar() -> LabState:
         st.button(
             "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
         )
+        copy_link_button()
     _write_query_params(state)
     return state
+
+
+def copy_link_button() -> None:
+    """A button that puts the page's address, which holds the whole lab, on the clipboard.
+
+    The address is read when clicked, so it is always the current one. Plain HTML and a script of
+    literal text (no data of the lab or of a visitor in it); the page's own document, not an
+    iframe, so no permission policy stands between it and the clipboard.
+    """
+    st.html(
+        """
+<button class="sdlab-copy-link" type="button" title="Copy a link that reopens this lab">
+  Copy link to this lab
+</button>
+<span class="sdlab-copy-status" role="status" aria-live="polite"></span>
+<style>
+  .sdlab-copy-link {
+    width: 100%; padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer;
+    font: inherit; font-size: 0.875rem; color: inherit; background: transparent;
+    border: 1px solid rgba(128, 128, 128, 0.4); border-radius: 0.5rem;
+  }
+  .sdlab-copy-link:hover { border-color: currentColor; }
+  .sdlab-copy-status { display: block; min-height: 1.2em; font-size: 0.8rem; opacity: 0.8; }
+</style>
+<script>
+(() => {
+  const root = document.currentScript.parentNode;
+  const button = root.querySelector(".sdlab-copy-link");
+  const status = root.querySelector(".sdlab-copy-status");
+  function fallback(text) {
+    const area = document.createElement("textarea");
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    return copied;
+  }
+  button.addEventListener("click", async () => {
+    const link = window.location.href;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(link);
+      copied = true;
+    } catch (error) {
+      copied = fallback(link);
+    }
+    status.textContent = copied ? "Link copied." : "Copy the address bar: it holds this lab.";
+    setTimeout(() => { status.textContent = ""; }, 4000);
+  });
+})();
+</script>
+""",
+        unsafe_allow_javascript=True,
+    )
 
 
 def show_notices() -> None:
@@ -239,7 +344,21 @@ def _query_param_lists() -> dict[str, list[str]]:
     return {key: st.query_params.get_all(key) for key in st.query_params}
 
 
+def _url_moved() -> bool:
+    """True on Back or Forward to another lab's URL (see the module docstring)."""
+    url = st.query_params.to_dict()
+    written = st.session_state.get(_URL_KEY, url)
+    return bool(url) and url != written and is_history_navigation()
+
+
+def is_history_navigation() -> bool:
+    """Whether this run is the browser's Back or Forward (Streamlit's run context says so)."""
+    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
+
+
 def _write_query_params(state: LabState) -> None:
-    wanted = {**state.workload.to_strings(), MODEL_PARAM: state.model}
+    """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
+    wanted = url_params(state.workload, state.model)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
+    st.session_state[_URL_KEY] = wanted

@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdlab_model import scenario_file
-from sdlab_model.params import MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_BY_NAME
+from sdlab_model.params import DEFAULT_MODEL, MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui.state import MAX_NOTICES_SHOWN
 
@@ -94,11 +94,14 @@ def _run(params: dict) -> AppTest:
 
 
 def _lab_in_url(at: AppTest) -> tuple[Workload, str]:
-    """The lab the app wrote back into the URL, which must parse without a single notice."""
+    """The lab the app wrote back into the URL, which must parse without a single notice.
+
+    The URL holds only what differs from the defaults: no model means the default one.
+    """
     url = {k: v if isinstance(v, list) else [v] for k, v in at.query_params.items()}
     workload, notices = Workload.from_strings(url, ignore=("model",))
     assert notices == (), f"the app wrote a URL its own parser complains about: {notices}"
-    return workload, url["model"][-1]
+    return workload, url.get("model", [DEFAULT_MODEL])[-1]
 
 
 def _shown_text(at: AppTest) -> list[str]:

@@ -47,7 +47,10 @@ def test_lab_renders_every_section(lab):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
     assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
-    assert len(lab.get("download_button")) == 1, "the scenario-file download is missing"
+    downloads = {button.key for button in lab.get("download_button")}
+    assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
+        f"the Lab's downloads are {downloads}: scenario file, HTML report and Markdown expected"
+    )
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
 
 
@@ -251,3 +254,9 @@ def test_overload_reads_unstable_infinity_in_both_models(model):
         assert f"{seed_p99:.0f} ms" in banner, (
             f"the banner should quote the seed's capped p99 ({seed_p99:.0f} ms): {banner!r}"
         )
+
+
+def test_the_breakdown_chart_has_no_toolbar_over_its_target_label(lab):
+    chart = next(c for c in lab.get("plotly_chart") if c.key == "lab.breakdown")
+    config = json.loads(chart.proto.config)
+    assert config.get("displayModeBar") is False, f"the breakdown shows plotly's toolbar: {config}"

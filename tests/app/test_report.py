@@ -1,0 +1,60 @@
+"""The report builders: every section, nothing fetched from a network, the diagram or its source."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sdlab_model import SCENARIOS
+from sdlab_ui import cache, panels, report
+from sdlab_ui.state import link_query
+
+CARD = SCENARIOS[2]  # GPU + autoscaling: every part of the report has something to say
+
+
+@pytest.fixture(scope="module")
+def view() -> cache.LabView:
+    return cache._lab_view(CARD.workload(), "queueing")
+
+
+@pytest.fixture(scope="module")
+def html(view) -> str:
+    return panels._html_report(view, link_query(CARD.workload(), "queueing"))
+
+
+def test_the_html_report_has_every_section_in_order(html):
+    headings = re.findall(r"<h2>(.*?)</h2>", html)
+    assert tuple(headings) == report.SECTIONS, f"the report's sections are {headings}"
+
+
+def test_the_html_report_needs_no_network(html):
+    assert not re.search(r"<script[^>]+src=", html), "the report loads a script from elsewhere"
+    assert not re.search(r"<link\b", html), "the report links a stylesheet or font"
+    assert not re.search(r"""\bsrc=["']?(https?:)?//""", html), "the report fetches something"
+    # plotly.js inlined once (its licence banner opens the bundle), not once per chart.
+    assert html.count("* plotly.js v") == 1, "plotly.js is not inlined exactly once"
+    assert html.count('class="plotly-graph-div"') == 2, "expected two charts: breakdown, heatmap"
+
+
+def test_the_html_report_carries_the_design(html, view):
+    assert "<svg" in html[html.index('id="recommended-architecture"') :], "no diagram SVG"
+    assert view.result.stage.title in html, "the recommended shape is missing"
+    assert "?rate_rps=25000" in html, "the link to reopen the lab is missing"
+
+
+def test_without_graphviz_the_report_gives_the_diagrams_source(view):
+    dot = panels.diagram_dot(view.result)
+    page = report.html_report(view, heatmap=None, dot=dot, svg=None, link_query="")
+    assert "Graphviz is not installed" in page, "no note that the diagram is missing"
+    assert "<pre>digraph" in page, "the DOT source is missing"
+    assert "The heatmap could not be computed" in page, "no note for the missing heatmap"
+
+
+def test_the_markdown_summary_has_the_same_sections_and_the_p99(view):
+    text = report.markdown_report(view, link_query="?rate_rps=25000")
+    headings = tuple(re.findall(r"^## (.*)$", text, flags=re.MULTILINE))
+    charts = {"p99 heatmap"}  # a chart only: the Markdown says the HTML report has it
+    assert headings == tuple(s for s in report.SECTIONS if s not in charts), headings
+    p99, _ = report._headline(view)
+    assert f"**{report._p99_text(view.result, p99)}**" in text, "the headline p99 is missing"

@@ -1,0 +1,92 @@
+"""The summary line (p99 against the target, load, capacity) stays in view while sliders move."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
+IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+SUMMARY = ".st-key-sdlab-summary"
+# Where the summary is on screen, and whether it is what a person sees there (not covered).
+SUMMARY_IN_VIEW_JS = """() => {
+    const summary = document.querySelector('.st-key-sdlab-summary');
+    if (!summary) return null;
+    const box = summary.getBoundingClientRect();
+    const onTop = document.elementFromPoint(box.left + 10, (box.top + box.bottom) / 2);
+    return {top: box.top, bottom: box.bottom, height: innerHeight, text: summary.innerText,
+            seen: !!onTop && summary.contains(onTop)};
+}"""
+SCROLL_TO_END_JS = """selector => {
+    const box = document.querySelector(selector);
+    box.scrollTop = box.scrollHeight;
+    return box.scrollTop;
+}"""
+
+
+def _open(context, url: str):
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(DIAGRAM_SVG)
+    page.wait_for_function(IDLE_JS)
+    return page
+
+
+def _assert_in_view(page, where: str) -> None:
+    shown = page.evaluate(SUMMARY_IN_VIEW_JS)
+    assert shown is not None, f"{where}: the page has no summary line"
+    assert shown["text"].startswith("p99"), f"{where}: the summary reads {shown['text']!r}"
+    assert shown["top"] >= 0 and shown["bottom"] <= shown["height"], (
+        f"{where}: the summary is out of view ({shown['top']:.0f}–{shown['bottom']:.0f} px "
+        f"of {shown['height']} px)"
+    )
+    assert shown["seen"], f"{where}: something covers the summary"
+
+
+def test_summary_stays_in_view_on_a_laptop(chromium_browser, server_url):
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(60_000)
+    try:
+        page = _open(context, f"{server_url}/?rate_rps=3000")
+        page.locator(
+            '[data-testid="stSidebar"] summary', has_text="Advanced"
+        ).click()  # the sidebar grows past the screen
+        page.wait_for_function(IDLE_JS)
+        main_scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stMain"]')
+        sidebar_scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stSidebarContent"]')
+        assert main_scrolled > 1_000 and sidebar_scrolled > 200, (
+            f"test setup: main scrolled {main_scrolled} px, sidebar {sidebar_scrolled} px"
+        )
+        page.wait_for_timeout(300)
+        _assert_in_view(page, "laptop, scrolled to the end")
+        # It follows the sliders: the last advanced slider moves, the line changes.
+        before = page.locator(SUMMARY).inner_text()
+        slider = page.get_by_role("slider", name="Arrival burstiness (CV)")
+        slider.focus()
+        slider.press("End")
+        page.wait_for_function(
+            "b => document.querySelector('.st-key-sdlab-summary')?.innerText !== b", arg=before
+        )
+        page.wait_for_function(IDLE_JS)
+        _assert_in_view(page, "laptop, after moving the last slider")
+    finally:
+        context.close()
+
+
+def test_summary_stays_in_view_in_a_phones_sidebar(chromium_browser, server_url):
+    context = chromium_browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    context.set_default_timeout(60_000)
+    try:
+        page = _open(context, f"{server_url}/?rate_rps=3000")
+        page.locator('[data-testid="stExpandSidebarButton"]').click()
+        page.locator('[data-testid="stSidebar"] summary', has_text="Advanced").click()
+        page.wait_for_function(IDLE_JS)
+        scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stSidebarContent"]')
+        assert scrolled > 500, f"test setup: the drawer scrolled only {scrolled} px"
+        page.wait_for_timeout(300)
+        _assert_in_view(page, "phone, sidebar open and scrolled to the end")
+    finally:
+        context.close()
