@@ -12,6 +12,7 @@ import math
 import streamlit as st
 
 from sdlab_model import scenario_file
+from sdlab_model.advice import workload_cost
 from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, report, state
@@ -161,10 +162,12 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
         "p99 (simulated)" if simulated else "p99", _metric_ms(p99), delta=margin, delta_color=colour
     )
     # One table rather than three more metrics: the same numbers, a quicker rerun.
+    cost = workload_cost(result.workload)
     columns[3].markdown(
-        "| Capacity | Utilization | Replicas needed for the target |\n|---|---|---|\n"
+        "| Capacity | Utilization | Replicas needed for the target | Cost |\n|---|---|---|---|\n"
         f"| **{rate_text(result.capacity_rps)}** | **{utilization}** | "
-        f"**{'none up to 500' if needed is None else needed}** |"
+        f"**{'none up to 500' if needed is None else needed}** | "
+        f"**${cost.usd_per_hour:,.2f}/h** · ${cost.usd_per_million:,.2f} per 1M |"
     )
     if simulated:
         st.caption(f"p50/p95/p99 simulated: {result.accuracy_note}")
