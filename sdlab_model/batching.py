@@ -151,7 +151,7 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
         excess = survival - tail
         la = np.where(excess > 0.0, ta, la)
         ha = np.where(excess > 0.0, ha, ta)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             newton = ta + excess / density
         inside = (newton > la) & (newton < ha) & np.isfinite(newton)
         step = np.where(inside, newton, 0.5 * (la + ha))
@@ -240,7 +240,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
         slope = np.sum(w * density, axis=-1)
         la = np.where(excess > 0.0, ta, la)
         ha = np.where(excess > 0.0, ha, ta)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             newton = ta + excess / slope
         inside = (newton > la) & (newton < ha) & np.isfinite(newton)
         step = np.where(inside, newton, 0.5 * (la + ha))
