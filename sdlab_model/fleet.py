@@ -115,13 +115,11 @@ def _replica_view(workload: Workload, rate_per_ms, replicas):
 
 
 def arrival_shape(workload: Workload, replicas: np.ndarray) -> np.ndarray:
-    """Gamma shape ``k = 1 / a2`` of the arrivals one replica's queue sees (``central_queue``:
-    the fleet's own stream, ``1 / arrival_cv**2``)."""
-    return _pooled_shape(workload, replicas)
+    """Gamma shape ``k = 1 / a2`` of the arrivals one replica's slot queue sees.
 
-
-def _pooled_shape(workload: Workload, replicas: np.ndarray) -> np.ndarray:
-    """Arrival shape ``k`` the slot queue of one replica sees (least request: see module doc)."""
+    ``central_queue``: the fleet's own stream, ``1 / arrival_cv**2``; least request: see the
+    module doc.
+    """
     policy = workload.lb_policy
     if policy == "least_request":
         policy = "random" if workload.dynamic_batching else "round_robin"
@@ -151,7 +149,7 @@ def unbatched_quantile(
     """
     x, r, c = _replica_view(workload, rate_per_ms, replicas)
     s = workload.single_request_ms
-    shape = _pooled_shape(workload, r)
+    shape = arrival_shape(workload, r)
     pooled = np.maximum(c * shape, 1.0)
     rho = x * s / c
     stable = rho < 1.0
@@ -214,7 +212,7 @@ def batched_quantile(
     cell_shape = x_cells.shape
     x = x_cells.reshape(-1, 1)  # cells x 1
     c = c_cells.reshape(-1, 1)
-    shape = _pooled_shape(workload, r).reshape(-1, 1)
+    shape = arrival_shape(workload, r).reshape(-1, 1)
     p = classes.share.reshape(1, -1)  # 1 x classes
     n = classes.count.reshape(1, -1)
     weight = classes.weight.reshape(1, -1)
