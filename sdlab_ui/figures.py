@@ -302,6 +302,7 @@ def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
                 + "<br>needs %{text}<extra></extra>",
             }
         )
+    traces = _with_click_layer(traces, grid)
     traces.append(_current_point(grid, size=16, outline=1.5, name="current settings"))
     traces.append(
         {
@@ -338,6 +339,39 @@ def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
     if title:
         layout["title"] = {"text": title}
     return {"data": traces, "layout": layout}
+
+
+def _with_click_layer(traces: list[dict], grid: P99Grid) -> list[dict]:
+    """The main heatmap's colour and unstable layers, each with an invisible point per cell.
+
+    Plotly cannot select heatmap cells, but it selects scatter points: a click on a cell selects
+    its point, and the page loads that cell into the Lab. Plotly shows one hover at a time (the
+    nearest point wins), so the points carry the cells' hover and the heatmap layers' own hover
+    is skipped (their data stays, for the tests and the CSV to read).
+    """
+    colour, unstable, *rest = traces
+    stable = np.isfinite(grid.p99_ms)
+    x, y = np.meshgrid(grid.x_values, grid.y_values)
+    layers = []
+    for layer, cells in ((colour, stable), (unstable, ~stable)):
+        if not cells.any():
+            continue
+        points = {
+            "type": "scatter",
+            "x": x[cells].astype(np.float64),
+            "y": y[cells].astype(np.float64),
+            "mode": "markers",
+            "marker": {"size": 14, "color": "rgba(0,0,0,0)"},
+            "hovertemplate": layer["hovertemplate"],
+            "showlegend": False,
+            "name": f"{layer['name']} cells",
+        }
+        data = layer.get("customdata")
+        if data is not None:
+            points["customdata"] = np.asarray(data)[cells]
+        layers.append(points)
+    hidden = [{**layer, "hoverinfo": "skip"} for layer in (colour, unstable)]
+    return [*hidden, *rest, *layers]
 
 
 def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:

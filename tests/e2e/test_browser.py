@@ -76,11 +76,6 @@ def test_heatmap_draws(lab_page, server_url):
     assert lab_page.locator(EXCEPTION).count() == 0, "the Heatmaps page shows an exception"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: plotly heatmap traces are not selectable, so a click in Chromium sends "
-    "no selection (AppTest's simulated selection loads the cell); needs a clickable point layer",
-)
 def test_clicking_a_heatmap_cell_loads_it(lab_page, server_url):
     _open(lab_page, f"{server_url}/heatmaps")
     lab_page.wait_for_selector(f"{PLOTLY} .heatmaplayer, {PLOTLY} g.hm")
