@@ -37,6 +37,8 @@ MAX_REQUESTS_PER_GRID = 40_000_000
 """Request budget of one ``simulate_grid`` call (cells x requests per cell)."""
 
 MIN_REQUESTS_PER_REPLICATION = 100
+GRID_BATCHES = 5
+"""Batches per grid cell for the batch-means interval of its p99."""
 MAX_REPLICATIONS = 30
 
 # Two-sided 95% Student t quantiles t_{0.975, df} for df = 1..29 (any statistics table).
@@ -449,8 +451,15 @@ def simulate_grid(
     seed: int = 0,
     warmup_fraction: float = 0.2,
     progress: Callable[[int, int], None] | None = None,
-) -> np.ndarray:
+    interval: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Simulated p99 (ms) over rates x replicas, shape ``(len(replicas), len(rates))``.
+
+    With ``interval`` it also returns each cell's 95% interval for the p99, shape
+    ``(*grid, 2)``, by batch means: the measured requests are cut into ``GRID_BATCHES``
+    consecutive batches and the interval is the p99 ± ``t * sd / sqrt(k)`` of the batches' own
+    p99s (``inf`` where the cell is not simulated). Consecutive batches of one queue are not
+    quite independent, so near capacity the interval is on the narrow side.
 
     Every other input is the workload's; ``inf`` where a cell is at or beyond capacity (not
     simulated). Each cell serves ``n_requests`` requests from empty and drops the first
@@ -494,6 +503,7 @@ def simulate_grid(
         arrival_gaps(workload, np.random.default_rng(arrival_stream), n_requests, 1.0)
     )
     p99_ms = np.full((counts.size, rates.size), np.inf)
+    bounds_ms = np.full((counts.size, rates.size, 2), np.inf)
     for row, row_workloads in enumerate(cell_workloads):
         routing = None
         if not workload.is_central_queue:
@@ -502,7 +512,22 @@ def simulate_grid(
         for column, cell in enumerate(row_workloads):
             if cell.rate_rps < cell.capacity_rps:
                 trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps), None, routing)
-                p99_ms[row, column] = percentiles(trace.latency_ms[warmup:], (99,))[0]
+                measured = trace.latency_ms[warmup:]
+                p99_ms[row, column] = percentiles(measured, (99,))[0]
+                if interval:
+                    batch_p99 = [
+                        percentiles(part, (99,))[0]
+                        for part in np.array_split(measured, GRID_BATCHES)
+                    ]
+                    half = (
+                        _t_quantile_975(GRID_BATCHES - 1)
+                        * float(np.std(batch_p99, ddof=1))
+                        / math.sqrt(GRID_BATCHES)
+                    )
+                    bounds_ms[row, column] = (
+                        p99_ms[row, column] - half,
+                        p99_ms[row, column] + half,
+                    )
         if progress is not None:
             progress((row + 1) * rates.size, cells)
-    return p99_ms
+    return (p99_ms, bounds_ms) if interval else p99_ms

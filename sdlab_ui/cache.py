@@ -200,8 +200,9 @@ def coarse_grid(key: Workload, model: ModelName) -> grids.P99Grid:
 
 
 @st.cache_data(max_entries=8, hash_funcs=_KEY, show_spinner=False)
-def simulated_grid(key: Workload) -> np.ndarray:
-    """Simulated p99 on the coarse cells, with a progress bar while it runs (~10 s at most).
+def simulated_grid(key: Workload) -> tuple[np.ndarray, np.ndarray]:
+    """Simulated p99 on the coarse cells and each one's 95% interval, with a progress bar while
+    it runs (~10 s at most).
 
     The bar is made inside this function so that Streamlit can replay it (as an empty slot)
     on a cache hit.
@@ -222,6 +223,7 @@ def simulated_grid(key: Workload) -> np.ndarray:
             grids.replica_axis(VERIFY_REPLICA_CELLS),
             n_requests=VERIFY_REQUESTS_PER_CELL,
             progress=report,
+            interval=True,
         )
     bar.empty()
     return simulated
@@ -234,5 +236,5 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     coarse = replace(coarse_grid(key, model), workload=workload)
     return (
         figures.PreparedFigure(figures.p99_heatmap_spec(coarse)),
-        figures.PreparedFigure(figures.error_map(coarse, simulated_grid(key))),
+        figures.PreparedFigure(figures.error_map(coarse, *simulated_grid(key))),
     )

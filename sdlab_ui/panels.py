@@ -414,8 +414,9 @@ def simulation_check(lab: state.LabState) -> None:
         f"{cache.VERIFY_REQUESTS_PER_CELL:,} requests each, and maps the {lab.model} model's "
         "p99 error against it: red where the model is pessimistic, blue where it is optimistic, "
         f"a cross beyond {ERROR_FLAG_PCT:.0f}% (the queueing model's accuracy target); grey "
-        "where both say unstable, black where only one does. One simulation run per cell, so "
-        "no interval: a cell's p99 carries a few percent of sampling error, more near capacity."
+        "where both say unstable, black where only one does. Hovering a cell gives the "
+        "simulated p99's 95% interval, from five consecutive batches of its run (batch means; "
+        "on the narrow side near capacity, where batches are correlated)."
     )
     if st.session_state.get(_VERIFIED_KEY) != key:
         st.button(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -48,6 +49,9 @@ def test_verify_with_simulation_shows_the_error_map():
     assert_no_exception(app)
     charts = app.get("plotly_chart")
     assert len(charts) == 3, f"expected analytic + error map beside the heatmap, got {len(charts)}"
+    error_map = json.loads(charts[2].proto.spec)
+    hovers = " ".join(str(trace.get("hovertemplate", "")) for trace in error_map["data"])
+    assert "interval" in hovers, "the error map's hover gives no simulated interval"
     app.select_slider(key="sdlab.widget.rate_rps").set_value(2_000).run()
     assert len(app.get("plotly_chart")) == 3, "moving the rate should keep the verified grid"
     assert sidebar_value(app, "rate_rps") == 2_000, "the rate did not move"

@@ -645,3 +645,18 @@ def test_simulated_percentiles_equal_numpy_percentile(rate_rps):
     assert list(result.replication_p99_ms) == expected_p99s, (
         f"replication p99s {result.replication_p99_ms} differ from np.percentile {expected_p99s}"
     )
+
+
+def test_grid_intervals_bracket_the_p99_and_leave_it_unchanged():
+    workload = Workload(rate_rps=1000.0, replicas=2)
+    rates, counts = [500.0, 3000.0, 400_000.0], [1, 4]
+    plain = simulate_grid(workload, rates, counts, n_requests=20_000, seed=4)
+    p99, bounds = simulate_grid(workload, rates, counts, n_requests=20_000, seed=4, interval=True)
+    assert np.array_equal(p99, plain), "asking for intervals must not change the p99"
+    assert bounds.shape == (*p99.shape, 2), f"interval shape {bounds.shape}"
+    stable = np.isfinite(p99)
+    assert stable.any() and (~stable).any(), "the grid needs stable and unstable cells"
+    low, high = bounds[..., 0], bounds[..., 1]
+    assert np.all(low[stable] <= p99[stable]) and np.all(p99[stable] <= high[stable])
+    assert np.all(high[stable] > low[stable]), "a finite run's p99 carries some uncertainty"
+    assert np.all(np.isinf(bounds[~stable])), "an unstable cell has no interval"
