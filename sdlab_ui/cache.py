@@ -92,6 +92,15 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     )
 
 
+# Short enough for a phone's quarter-width panel; the sidebar's choice carries the full name.
+POLICY_PANEL_TITLES = {
+    "round_robin": "Round robin",
+    "least_request": "Least request",
+    "random": "Random",
+    "central_queue": "Central queue",
+}
+
+
 @st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
 def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     """The same grid under each load-balancer policy, one colour scale."""
@@ -101,7 +110,7 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         for policy in spec.choices
     ]
     return figures.PreparedFigure(
-        figures.small_multiples_spec(panels, [spec.label_of(policy) for policy in spec.choices])
+        figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
     )
 
 

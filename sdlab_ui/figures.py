@@ -389,6 +389,12 @@ _PANEL_DOMAINS = (  # (x domain, y domain) of panels 1-4, row by row from the to
 )
 
 
+def panel_title(title: str) -> str:
+    """A small multiple's title on short lines ("CPU,<br>batching off"): on a phone a panel is
+    under 100 px wide, and one long line ran into its neighbour's."""
+    return title.replace(", ", ",<br>").replace(" (", "<br>(")
+
+
 def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dict:
     """2 x 2 p99 heatmaps on one colour scale, each with its target contour, as a figure spec.
 
@@ -439,7 +445,7 @@ def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dic
         layout[f"xaxis{number}"], layout[f"yaxis{number}"] = x_axis, y_axis
         layout["annotations"].append(
             {
-                "text": title,
+                "text": panel_title(title),
                 "x": sum(x_domain) / 2,
                 "y": y_domain[1],
                 "xref": "paper",
@@ -447,7 +453,7 @@ def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dic
                 "xanchor": "center",
                 "yanchor": "bottom",
                 "showarrow": False,
-                "font": {"size": 14},
+                "font": {"size": 12},
             }
         )
     return {"data": traces, "layout": layout}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from apptest_helpers import HEATMAPS_PAGE, assert_no_exception, open_app, sidebar_value
 
+from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_ui.grids import rate_axis, replica_axis
 
 
@@ -449,3 +450,17 @@ def test_grid_csv_names_its_scenario_and_reads_back_with_pandas():
     frame = pd.read_csv(io.StringIO(text), comment="#")
     assert list(frame.columns[:2]) == ["model_latency_ms", "replicas"], list(frame.columns)
     assert len(frame) == grid.p99_ms.size, f"{len(frame)} rows for {grid.p99_ms.size} cells"
+
+
+def test_small_multiple_titles_fit_a_phones_panel():
+    # At 390 px a panel of a 2 x 2 view is about 75 px wide: 12 px text fits ~14 characters a
+    # line (measured in Chromium: one-line titles of 20+ characters ran into their neighbours).
+    from sdlab_ui import cache, figures
+
+    titles = [title for title, _ in cache.SMALL_MULTIPLES] + list(
+        cache.POLICY_PANEL_TITLES.values()
+    )
+    assert set(cache.POLICY_PANEL_TITLES) == set(CHOICE_BY_NAME["lb_policy"].choices)
+    for title in titles:
+        lines = figures.panel_title(title).split("<br>")
+        assert max(len(line) for line in lines) <= 14, f"title too wide for a phone: {lines}"
