@@ -19,7 +19,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdlab_model import evaluate
-from sdlab_model.architecture import to_dot
 from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
@@ -134,7 +133,6 @@ class LabView:
     queueing: Assessment
     teaching: Assessment
     sim: SimSummary
-    architecture_dot: str
     breakdown: go.Figure
 
 
@@ -162,7 +160,6 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
     queueing, teaching = assessment(workload, "queueing"), assessment(workload, "teaching")
     result = queueing if model == "queueing" else teaching
     sim = simulation(workload)
-    dot = to_dot(result.node_states, result.flow_states, path=result.stage.path)
     rows = tuple(
         # The teaching model caps its queueing term, so its parts stay finite even past capacity.
         (f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
@@ -171,7 +168,7 @@ def _lab_view(workload: Workload, model: ModelName) -> LabView:
         for r in ((result, teaching) if model == "queueing" else (result, queueing))
     )
     breakdown = figures.PreparedFigure(figures.latency_breakdown(rows, workload.p99_target_ms))
-    return LabView(result, queueing, teaching, sim, dot, breakdown)
+    return LabView(result, queueing, teaching, sim, breakdown)
 
 
 @st.cache_resource(max_entries=16, hash_funcs=_KEY, show_spinner=False)
