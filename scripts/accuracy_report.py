@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdlab_model import queueing
 from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_model.simulator import simulate
+from sdlab_model.queues import queueing
+from sdlab_model.simulation.simulator import simulate
 from sdlab_model.workload import Workload
 
 SERVERS = (1, 2, 4, 8, 16, 32, 64, 128, 256)

@@ -33,7 +33,7 @@ import simpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdlab_model import simulator
+from sdlab_model.simulation import simulator
 from sdlab_model.workload import Workload
 
 KERNEL_RUNS_PER_ROUND = 5

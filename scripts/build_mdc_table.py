@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Tabulate the exact M/D/c p99 wait as a tail constant, for ``sdlab_model.queueing.p99_grid``.
+"""Tabulate the exact M/D/c p99 wait as a tail constant, for the heatmaps' ``p99_grid``.
 
 For each server count ``c`` and utilization ``rho`` on the table's nodes this solves the exact
-waiting-time law (``sdlab_model.mdc.MdcWait``) and stores ``ln C`` where ``C`` makes the
+waiting-time law (``sdlab_model.queues.mdc.MdcWait``) and stores ``ln C`` where ``C`` makes the
 exponential tail ``C e^(-eta t)`` pass through the exact p99 wait: ``C = 0.01 e^(eta W99)`` when
 ``W99 > 0``, else ``C = P(W > 0)`` (at most 0.01, so the grid's p99 wait is 0 there too).
 ``ln C`` is smooth in ``c`` and ``rho``, so the grid interpolates it bilinearly.
 
 The table is a NumPy ``.npz`` file holding ``SERVER_NODES`` (int64), ``LOAD_NODES_V`` and
-``LOG_TAIL_CONSTANT`` (float64, one row per server node); ``sdlab_model.mdc_grid`` loads it and
-tests/sdlab_model/test_mdc_table.py checks it against the exact solution.
+``LOG_TAIL_CONSTANT`` (float64, one row per server node); ``sdlab_model.queues.mdc_grid`` loads it
+and tests/sdlab_model/queues/test_mdc_table.py checks it against the exact solution.
 
-    python3 scripts/build_mdc_table.py    # rewrites sdlab_model/data/mdc_tail_constant.npz: 15 min
+    python3 scripts/build_mdc_table.py    # rewrites queues/data/mdc_tail_constant.npz: 15 min
     python3 scripts/build_mdc_table.py --servers 1 2 --out /tmp/t.npz    # two rows only: 15 s
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sdlab_model.mdc import MdcWait  # noqa: E402
+from sdlab_model.queues.mdc import MdcWait  # noqa: E402
 
 SERVER_NODES = sorted(set(range(1, 17)) | {round(16 * 1.25**k) for k in range(1, 36)})
 # The load coordinate v = ln(4 rho) below rho = 1/2 and -ln(1 - rho) above (continuous, with a

@@ -4,9 +4,9 @@
 Cells are drawn at random (replicas, slots, models hosted, popularity skew, window, max batch,
 model latency, utilization) for each of 4 policies x 3 batching modes (off, CPU, GPU) x arrival
 CV 1, 2, 4. Two grids come from two seeds: ``--grid tune`` is the one the accuracy flags in
-``sdlab_model.fleet.accuracy`` were set on; ``--grid test`` is drawn independently and is the one
-to report. A cell is *outside* its target (5% without batching, 15% with) when the model's error
-exceeds it and the model is also outside the simulation's 95% interval widened by the target.
+``sdlab_model.queues.fleet.accuracy`` were set on; ``--grid test`` is drawn independently and is
+the one to report. A cell is *outside* its target (5% without batching, 15% with) when the model's
+error exceeds it and the model is also outside the simulation's 95% interval widened by the target.
 
     python3 scripts/fleet_accuracy.py --grid test             # the report (a few minutes)
     python3 scripts/fleet_accuracy.py --grid tune --json out.json
@@ -29,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdlab_model import queueing
 from sdlab_model.params import LB_POLICIES, NUMERIC_BY_NAME
-from sdlab_model.simulator import simulate
+from sdlab_model.queues import queueing
+from sdlab_model.simulation.simulator import simulate
 from sdlab_model.workload import Workload
 
 # Each test grid that found a cell outside its target unflagged led to a change and was then

@@ -20,7 +20,7 @@ from sdlab_model.params import (
     TOGGLE_INPUTS,
 )
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
-from sdlab_model.simulator import SimResult, simulate, simulate_grid
+from sdlab_model.simulation.simulator import SimResult, simulate, simulate_grid
 from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
 from sdlab_model.workload import Workload
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from sdlab_model import queueing, teaching
+from sdlab_model import teaching
 from sdlab_model.design import (
     Alternatives,
     Decision,
@@ -25,6 +25,7 @@ from sdlab_model.design import (
 )
 from sdlab_model.latency import Accuracy, LatencyResult
 from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.queues import queueing
 from sdlab_model.workload import Workload
 
 ModelName = Literal["queueing", "teaching"]

@@ -1,8 +1,8 @@
 """The Advice page's sections: the cheapest design, the cost–p99 frontier, levers, what breaks.
 
-Every number comes from ``sdlab_model.advice`` (the analytic model under the chosen LB policy);
-a recommended design outside the model's validated range is also simulated, and the page says
-whether the simulation agrees that it meets the target.
+Every number comes from ``sdlab_model.advice.search`` (the analytic model under the chosen LB
+policy); a recommended design outside the model's validated range is also simulated, and the page
+says whether the simulation agrees that it meets the target.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import astuple
 import plotly.graph_objects as go
 import streamlit as st
 
-from sdlab_model.advice import (
+from sdlab_model.advice.hardware import CATALOG, hardware_by_id, parse_profile_csv
+from sdlab_model.advice.search import (
     HEADROOM,
     Advice,
     BreakingPoint,
@@ -23,7 +24,6 @@ from sdlab_model.advice import (
     levers,
     workload_cost,
 )
-from sdlab_model.hardware import CATALOG, hardware_by_id, parse_profile_csv
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
@@ -36,7 +36,7 @@ ADVICE_SIMULATION_REQUESTS = 60_000
 
 
 def _simulated_p99(workload: Workload) -> float:
-    from sdlab_model.simulator import simulate
+    from sdlab_model.simulation.simulator import simulate
 
     return simulate(workload, n_requests=ADVICE_SIMULATION_REQUESTS, seed=0).p99_ms
 

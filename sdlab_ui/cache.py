@@ -213,7 +213,7 @@ def simulated_grid(key: Workload) -> tuple[np.ndarray, np.ndarray]:
     The bar is made inside this function so that Streamlit can replay it (as an empty slot)
     on a cache hit.
     """
-    from sdlab_model.simulator import simulate_grid
+    from sdlab_model.simulation.simulator import simulate_grid
 
     bar = st.progress(0.0, text="Simulating…")
 

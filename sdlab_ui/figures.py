@@ -31,7 +31,7 @@ FRONTIER_COLOUR = "#d946ef"
 # Cells where the model and the simulation disagree about stability: neither an error colour nor
 # the grey of "both unstable".
 DISAGREE_COLOUR = "#111827"
-# The queueing model's own accuracy target (sdlab_model.queueing: "approximate" beyond 15%).
+# The queueing model's own accuracy target (sdlab_model.queues.queueing: "approximate" beyond 15%).
 ERROR_FLAG_PCT = 15.0
 _COLOURSCALE = "Viridis"
 _MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)

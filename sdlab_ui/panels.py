@@ -12,7 +12,7 @@ import math
 import streamlit as st
 
 from sdlab_model import scenario_file
-from sdlab_model.advice import workload_cost
+from sdlab_model.advice.search import workload_cost
 from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, report, state

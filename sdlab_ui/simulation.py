@@ -61,7 +61,7 @@ class SimSummary:
 
 def simulate_summary(workload: Workload) -> SimSummary:
     """Simulate ``workload`` with the Lab's budget and seed, keeping only what the page shows."""
-    from sdlab_model.simulator import simulate
+    from sdlab_model.simulation.simulator import simulate
 
     result = simulate(
         workload, n_requests=LAB_REQUESTS, seed=LAB_SEED, replications=LAB_REPLICATIONS

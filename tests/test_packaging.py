@@ -113,15 +113,31 @@ def test_the_pin_check_refuses_a_range(tmp_path, monkeypatch):
 
 
 def test_package_data_ships_every_model_data_file():
-    package = ROOT / "sdlab_model"
-    patterns = _pyproject()["tool"]["setuptools"]["package-data"]["sdlab_model"]
-    files = [
-        p.relative_to(package).as_posix() for p in (package / "data").rglob("*") if p.is_file()
-    ]
-    assert files, f"no data files under {package / 'data'}"
-    unshipped = [name for name in files if not any(fnmatch(name, glob) for glob in patterns)]
-    assert not unshipped, (
-        f"package-data {patterns} would leave out {unshipped} (sdlab_model needs them)"
+    package_data = _pyproject()["tool"]["setuptools"]["package-data"]
+    data_dirs = sorted((ROOT / "sdlab_model").rglob("data"))
+    assert data_dirs, "no data directory under sdlab_model"
+    for data_dir in data_dirs:
+        owner = ".".join(data_dir.parent.relative_to(ROOT).parts)
+        patterns = package_data.get(owner, [])
+        files = [
+            p.relative_to(data_dir.parent).as_posix() for p in data_dir.rglob("*") if p.is_file()
+        ]
+        unshipped = [name for name in files if not any(fnmatch(name, glob) for glob in patterns)]
+        assert not unshipped, (
+            f"package-data for {owner} ({patterns}) would leave out {unshipped} (it needs them)"
+        )
+
+
+def test_every_package_is_installed():
+    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("sdlab_model", "sdlab_ui")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found <= listed, (
+        f"pyproject's setuptools packages leave out {sorted(found - listed)}: an install would "
+        "miss those modules"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apptest_helpers import ADVICE_PAGE, assert_no_exception, open_app, sidebar_value
 
-from sdlab_model.advice import advise, breaking_points, levers
+from sdlab_model.advice.search import advise, breaking_points, levers
 from sdlab_model.workload import Workload
 
 
@@ -50,7 +50,7 @@ def _workload_now(app) -> Workload:
 
 
 def test_a_measured_profile_sets_the_replicas_speed_and_round_trips():
-    from sdlab_model.hardware import BatchProfile
+    from sdlab_model.advice.hardware import BatchProfile
 
     app = open_app({"gpu": "1", "model_latency_ms": "40"}, page=ADVICE_PAGE)
     # An exactly affine GPU profile: s1 = 4 ms (10x faster than the 40 ms CPU latency), f = 0.8.
@@ -88,7 +88,7 @@ def test_a_bad_profile_says_why_and_changes_nothing():
 
 
 def test_catalog_price_sets_the_replica_kind_price_and_slots():
-    from sdlab_model.hardware import hardware_by_id
+    from sdlab_model.advice.hardware import hardware_by_id
 
     app = open_app(page=ADVICE_PAGE)
     app.selectbox(key="advice.catalog_choice").set_value("aws-g4dn-xlarge").run()
@@ -101,7 +101,7 @@ def test_catalog_price_sets_the_replica_kind_price_and_slots():
 
 
 def test_default_prices_are_the_catalogs_figures():
-    from sdlab_model.hardware import hardware_by_id
+    from sdlab_model.advice.hardware import hardware_by_id
     from sdlab_model.params import NUMERIC_BY_NAME
 
     cpu = NUMERIC_BY_NAME["cpu_usd_per_replica_hour"].default

@@ -106,7 +106,7 @@ def test_simulations_and_grids_share_two_work_slots(monkeypatch, fresh_caches):
 
 
 def test_the_grid_simulation_holds_the_heavy_lane(monkeypatch, fresh_caches):
-    from sdlab_model import simulator
+    from sdlab_model.simulation import simulator
 
     slow = Concurrency(seconds=0.05)
     monkeypatch.setattr(simulator, "simulate_grid", slow)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdlab_model import simulator
+from sdlab_model.simulation import simulator
 from sdlab_model.workload import Workload
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_simulator.py"

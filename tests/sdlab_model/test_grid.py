@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from sdlab_model import min_replicas_for_target, queueing
-from sdlab_model.mdc import MdcWait
-from sdlab_model.mdc_grid import p99_wait_units
+from sdlab_model import min_replicas_for_target
+from sdlab_model.queues import queueing
+from sdlab_model.queues.mdc import MdcWait
+from sdlab_model.queues.mdc_grid import p99_wait_units
 from sdlab_model.workload import Workload
 
 

@@ -15,7 +15,7 @@ is summed up as the squared coefficient of variation of its gaps, ``a2``, or its
   showed them off.
 
 Inside a replica each model ``m`` (share ``p_m``) has its own batcher fed by a thinned stream
-(``a2_m = p_m a2 + 1 - p_m``). Batch formation and service follow ``sdlab_model.batching``
+(``a2_m = p_m a2 + 1 - p_m``). Batch formation and service follow ``sdlab_model.queues.batching``
 per model; the replica's slots then serve the merged stream of every model's batches. The
 queue for a slot uses the fact that a GI/D/c queue with Gamma-``k`` arrivals has the waiting
 time of an M/D/(k c) queue at ``k`` times the rate when ``k`` is whole (each slot of a FCFS
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdlab_model import batching, mdc, mdc_grid
+from sdlab_model.queues import batching, mdc, mdc_grid
 from sdlab_model.workload import Workload
 
 MAX_VALIDATED_REPLICA_SCV = 1.05
@@ -144,7 +144,7 @@ def unbatched_quantile(
 ) -> FleetLatency:
     """Without batching: one replica is a GI/D/c queue, taken as M/D/(k c) at ``k`` x the rate.
 
-    The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.mdc_grid``) at
+    The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.queues.mdc_grid``) at
     ``k c`` servers (fractional ``k c`` interpolates between whole ones).
     """
     x, r, c = _replica_view(workload, rate_per_ms, replicas)
@@ -184,7 +184,8 @@ def batched_quantile(
     instead of a Newton solve per cell.
 
     Steps, per replica (rate ``x = lambda / R``, ``c`` slots, model class ``j`` with one model's
-    share ``p_j`` and ``n_j`` models; ``s``, ``f``, ``B``, ``W`` as in ``sdlab_model.batching``):
+    share ``p_j`` and ``n_j`` models; ``s``, ``f``, ``B``, ``W`` as in
+    ``sdlab_model.queues.batching``):
 
     1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
        window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
@@ -201,8 +202,8 @@ def batched_quantile(
        Lambda))`` (``Lambda`` the batch rate, ``D`` the mean batch service) and ``C`` the M/D/c
        constant at ``(k c, u)``. Its ``q`` quantile is added to step 2's.
 
-    Approximations: those of ``sdlab_model.batching`` plus the mixture of batch sizes served as
-    their mean. ``scripts/accuracy_report.py`` measures where this holds.
+    Approximations: those of ``sdlab_model.queues.batching`` plus the mixture of batch sizes served
+    as their mean. ``scripts/accuracy_report.py`` measures where this holds.
     """
     if workload.is_central_queue:  # one batcher for every model
         classes = ModelClasses(np.ones(1), np.ones(1))

@@ -3,15 +3,15 @@
 The fleet is one FCFS queue feeding ``workload.servers`` identical servers with Poisson arrivals
 and deterministic batch service (``sdlab_model.workload`` describes the system).
 
-- Without batching it is an M/D/c queue, solved exactly (``sdlab_model.mdc``): p50, p95 and p99
-  are exact, not approximations.
-- With dynamic batching, batch formation plus a queue of batches (``sdlab_model.batching``),
+- Without batching it is an M/D/c queue, solved exactly (``sdlab_model.queues.mdc``): p50, p95
+  and p99 are exact, not approximations.
+- With dynamic batching, batch formation plus a queue of batches (``sdlab_model.queues.batching``),
   checked against simulation and flagged ``approximate`` where it is not within 15%.
 - At or beyond capacity every percentile is ``inf`` and ``is_stable`` is False.
 
 ``p99_grid`` gives the p99 over rates x replicas for heatmaps, vectorized: without batching from
-the tabulated exact tail constant (``sdlab_model.mdc_grid``, within 1% of the exact p99), with
-batching from the same formulas as the point model.
+the tabulated exact tail constant (``sdlab_model.queues.mdc_grid``, within 1% of the exact p99),
+with batching from the same formulas as the point model.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from sdlab_model import batching, erlang, fleet, mdc, mdc_grid
 from sdlab_model.latency import LatencyResult
+from sdlab_model.queues import batching, erlang, fleet, mdc, mdc_grid
 from sdlab_model.workload import Workload
 
 QUANTILES = (0.5, 0.95, 0.99)
@@ -32,7 +32,7 @@ def latency(workload: Workload) -> LatencyResult:
 
     Approximations: none without batching (exact M/D/c) except beyond utilization ~0.994, where
     the heavy-traffic tail is used and the result says ``approximate``; with batching see
-    ``sdlab_model.batching.batched_latency``.
+    ``sdlab_model.queues.batching.batched_latency``.
 
     Sources: Crommelin (1932) and Franx (2001) for M/D/c; Triton's dynamic batcher for the
     batching rule; ``scripts/accuracy_report.py`` for the measured accuracy.
@@ -50,7 +50,7 @@ def latency(workload: Workload) -> LatencyResult:
 
 def is_pooled_model(workload: Workload) -> bool:
     """True where the fleet-wide queue model applies as it always has: one central queue fed
-    by Poisson arrivals. Everything else goes through ``sdlab_model.fleet``."""
+    by Poisson arrivals. Everything else goes through ``sdlab_model.queues.fleet``."""
     return workload.is_central_queue and workload.arrival_cv == 1.0
 
 
@@ -89,7 +89,7 @@ def mmc_p99_ms(servers: int, rate_rps: float, mean_service_ms: float) -> float:
 
 
 def mmc_wait_quantile_ms(servers: int, rate_rps: float, mean_service_ms: float, q: float) -> float:
-    """The ``q`` quantile of the M/M/c queueing delay in ms (see ``sdlab_model.erlang``)."""
+    """The ``q`` quantile of the M/M/c queueing delay in ms (see ``sdlab_model.queues.erlang``)."""
     return erlang.mmc_wait_quantile_ms(servers, rate_rps, mean_service_ms, q)
 
 

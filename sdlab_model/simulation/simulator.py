@@ -5,7 +5,8 @@ at ``rate_rps`` (Poisson, or Gamma gaps with coefficient of variation ``arrival_
 request for one model (Zipf shares), a load balancer, and in every replica one Triton-style
 batcher per model sharing the replica's slots; deterministic ``batch_service_ms(b)``.
 
-Two compiled kernels (numba, ``sdlab_model._sim_kernel``, imported only when a simulation runs):
+Two compiled kernels (numba, ``sdlab_model.simulation._sim_kernel``, imported only when a
+simulation runs):
 
 - ``central_queue``: one FCFS queue and batcher for the whole fleet, a one-pass recursion (a free
   server takes up to ``max_batch_size`` waiting requests; if fewer wait it holds until the oldest
@@ -111,13 +112,13 @@ class _Trace:
 
 def _kernel():
     # Imported here, not at module top: `import sdlab_model` must not import numba or compile.
-    from sdlab_model._sim_kernel import run_batching_queue
+    from sdlab_model.simulation._sim_kernel import run_batching_queue
 
     return run_batching_queue
 
 
 def _fleet_kernel():
-    from sdlab_model._sim_kernel import run_fleet
+    from sdlab_model.simulation._sim_kernel import run_fleet
 
     return run_fleet
 
@@ -321,7 +322,7 @@ def percentiles(values: np.ndarray, percents: Sequence[float]) -> list[float]:
     the minimum above it: numpy partitions at every neighbouring index at once, plus both ends to
     look for NaN, which on the Lab's 180,000 latencies cost ~10 ms against ~1 ms for this. The
     interpolation repeats numpy's (``numpy.lib._function_base_impl._lerp``) so the results are
-    identical; ``tests/sdlab_model/test_simulator.py`` checks that they are.
+    identical; ``tests/sdlab_model/simulation/test_simulator.py`` checks that they are.
     """
     values = np.asarray(values, dtype=float).ravel()
     count = values.size

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdlab_model import SCENARIOS, evaluate, queueing
-from sdlab_model.advice import (
+from sdlab_model import SCENARIOS, evaluate
+from sdlab_model.advice.cost import SECONDS_PER_HOUR, fleet_cost
+from sdlab_model.advice.search import (
     HEADROOM,
     advise,
     breaking_points,
@@ -18,7 +19,7 @@ from sdlab_model.advice import (
     levers,
     workload_cost,
 )
-from sdlab_model.cost import SECONDS_PER_HOUR, fleet_cost
+from sdlab_model.queues import queueing
 from sdlab_model.workload import Workload
 
 

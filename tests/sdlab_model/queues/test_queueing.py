@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sdlab_model import queueing
-from sdlab_model.mdc import MdcWait
+from sdlab_model.queues import queueing
+from sdlab_model.queues.mdc import MdcWait
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 
@@ -31,7 +31,7 @@ def test_md1_wait_cdf_within_first_service_time(x):
 
 @pytest.mark.parametrize(("servers", "rho"), [(2, 0.7), (16, 0.9), (256, 0.95)])
 def test_mdc_wait_probability_matches_cdf_and_erlang_order(servers, rho):
-    from sdlab_model.erlang import erlang_c
+    from sdlab_model.queues.erlang import erlang_c
 
     wait = MdcWait.solve(servers, servers * rho)
     assert wait.wait_probability == pytest.approx(1 - wait.wait_cdf(0.0), abs=1e-12), (
@@ -90,7 +90,7 @@ def test_batching_flags_few_servers_and_server_limited_batches():
 
 
 def test_batching_model_close_to_simulation_on_the_batching_card():
-    simulator = pytest.importorskip("sdlab_model.simulator")
+    simulator = pytest.importorskip("sdlab_model.simulation.simulator")
     workload = SCENARIOS[1].workload()
     model = queueing.latency(workload)
     sim = simulator.simulate(workload, n_requests=200_000, seed=3)
@@ -160,7 +160,7 @@ def test_server_limited_batching_below_capacity_stays_finite():
     )
     result = queueing.latency(workload)
     assert result.is_stable, "0.39 of capacity is stable"
-    # Simulated p99 0.206 ms (sdlab_model.simulator, seed 1, 300k requests; 2026-11-29).
+    # Simulated p99 0.206 ms (sdlab_model.simulation.simulator, seed 1, 300k requests; 2026-11-29).
     assert result.p99_ms == pytest.approx(0.206, rel=0.15), f"p99 {result.p99_ms} vs simulated"
     assert result.accuracy == "approximate", "server-limited batching must be flagged"
 

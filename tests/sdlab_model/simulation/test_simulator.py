@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdlab_model import simulator
-from sdlab_model.simulator import (
+from sdlab_model.simulation import simulator
+from sdlab_model.simulation.simulator import (
     MAX_REQUESTS_PER_CALL,
     MAX_REQUESTS_PER_GRID,
     SimResult,
@@ -27,7 +27,7 @@ from sdlab_model.simulator import (
 )
 from sdlab_model.workload import Workload
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _ARRIVAL, _SERVER_FREE, _WINDOW_ENDS = 0, 1, 2
 
@@ -283,7 +283,7 @@ def test_kernel_matches_a_hand_worked_batching_case():
 _FINGERPRINT_SCRIPT = """
 import hashlib, json, sys
 import numpy as np
-from sdlab_model import simulator
+from sdlab_model.simulation import simulator
 from sdlab_model.workload import Workload
 workload = Workload(rate_rps=3000.0, replicas=1, cpu_workers_per_replica=4,
                     dynamic_batching=True, batch_window_ms=3.0, max_batch_size=8)
@@ -339,8 +339,8 @@ def test_results_identical_to_the_bit_with_the_jit_disabled():
 
 def test_importing_the_model_neither_imports_numba_nor_compiles():
     code = (
-        "import sys, sdlab_model, sdlab_model.simulator; "
-        "print('numba' in sys.modules, 'sdlab_model._sim_kernel' in sys.modules)"
+        "import sys, sdlab_model, sdlab_model.simulation.simulator; "
+        "print('numba' in sys.modules, 'sdlab_model.simulation._sim_kernel' in sys.modules)"
     )
     completed = subprocess.run(
         [sys.executable, "-c", code],
@@ -357,7 +357,7 @@ def test_importing_the_model_neither_imports_numba_nor_compiles():
 
 
 def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
-    from sdlab_model import _sim_kernel
+    from sdlab_model.simulation import _sim_kernel
 
     calls = []
 

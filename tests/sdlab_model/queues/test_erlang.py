@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from sdlab_model import erlang, queueing
+from sdlab_model.queues import erlang, queueing
 
 
 def _erlang_b_direct(servers: int, load: Fraction) -> Fraction:

@@ -1,8 +1,9 @@
 """The simulator's compiled inner loop: one pass over arrivals, a heap of server free-times.
 
-Imported lazily by ``sdlab_model.simulator`` so that ``import sdlab_model`` neither imports numba
-nor compiles anything. With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python and give
-the same numbers to the bit (only IEEE ``+``, ``*``, ``min`` and ``max`` are used, no fastmath).
+Imported lazily by ``sdlab_model.simulation.simulator`` so that ``import sdlab_model`` neither
+imports numba nor compiles anything. With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain
+Python and give the same numbers to the bit (only IEEE ``+``, ``*``, ``min`` and ``max`` are used,
+no fastmath).
 
 Why a recursion and not an event loop: with one FCFS queue, batches leave the queue in order, so
 each batch's dispatch time follows from the earliest moment a server is free and the arrival times
@@ -79,7 +80,7 @@ def _run_batching_queue(
     without a check. If the previous batch left at the earliest free time, the next earliest free
     time is no sooner. Otherwise it left at ``a_{i-1}`` (it filled up) or at its oldest's window,
     and then it took every request that had arrived, so ``a_i`` is no earlier. The reference
-    event-loop test in ``tests/sdlab_model/test_simulator.py`` checks the recursion.
+    event-loop test in ``tests/sdlab_model/simulation/test_simulator.py`` checks the recursion.
 
     The batch runs ``service_by_size_ms[b]`` (times ``service_multiplier[k]`` for the ``k``-th
     batch when that array is not empty) on the earliest-free server. Fills ``dispatch_ms`` and

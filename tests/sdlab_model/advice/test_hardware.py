@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdlab_model.hardware import (
+from sdlab_model.advice.hardware import (
     CATALOG,
     MAX_OVERHEAD_SHARE,
     BatchProfile,
@@ -69,7 +69,7 @@ def test_published_profiles_agree_with_their_own_throughput_column():
     # throughput to within 2%, which catches a mistyped figure.
     import json
 
-    from sdlab_model.hardware import DATA_FILE
+    from sdlab_model.advice.hardware import DATA_FILE
 
     profiles = json.loads(DATA_FILE.read_text(encoding="utf-8"))["profiles"]
     checked = 0

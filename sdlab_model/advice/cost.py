@@ -3,7 +3,7 @@
 A fleet of ``replicas`` instances at ``usd_per_hour`` each costs ``replicas * usd_per_hour`` an
 hour whatever its load; spread over the offered rate that is
 ``$/1M = $/h x replicas x 10^6 / (3600 x rate_rps)``. Prices are on-demand list prices from the
-hardware catalog (``sdlab_model.hardware``), each with its source and date.
+hardware catalog (``sdlab_model.advice.hardware``), each with its source and date.
 """
 
 from __future__ import annotations

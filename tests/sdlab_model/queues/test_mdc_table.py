@@ -1,4 +1,4 @@
-"""The M/D/c tail-constant table (``sdlab_model/data/mdc_tail_constant.npz``): its shape, its
+"""The M/D/c tail-constant table (``sdlab_model/queues/data/mdc_tail_constant.npz``): its shape, its
 nodes, and its entries against the exact solution it was built from."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdlab_model import mdc_grid
-from sdlab_model.mdc_grid import LOAD_NODES_V, LOG_TAIL_CONSTANT, SERVER_NODES
+from sdlab_model.queues import mdc_grid
+from sdlab_model.queues.mdc_grid import LOAD_NODES_V, LOG_TAIL_CONSTANT, SERVER_NODES
 
-BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_mdc_table.py"
+BUILD_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "build_mdc_table.py"
 
 
 def _load_build_script():

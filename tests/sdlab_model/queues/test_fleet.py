@@ -1,7 +1,7 @@
 """The fleet as deployed: load-balancer policies, per-model batchers, bursty arrivals.
 
-Model tests (``sdlab_model.fleet`` through ``queueing.latency`` and ``p99_grid``) and checks of
-the model against the simulator on the workloads issue 9 names.
+Model tests (``sdlab_model.queues.fleet`` through ``queueing.latency`` and ``p99_grid``) and checks
+of the model against the simulator on the workloads issue 9 names.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from sdlab_model import batching, fleet, queueing
 from sdlab_model.params import LB_POLICIES
-from sdlab_model.simulator import simulate
+from sdlab_model.queues import batching, fleet, queueing
+from sdlab_model.simulation.simulator import simulate
 from sdlab_model.workload import Workload
 
 PER_REPLICA_POLICIES = ("random", "round_robin", "least_request")

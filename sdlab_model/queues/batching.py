@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdlab_model import mdc
-from sdlab_model.mdc_grid import log_tail_constant
+from sdlab_model.queues import mdc
+from sdlab_model.queues.mdc_grid import log_tail_constant
 
 SATURATION_LIMIT = 0.3
 """Above this ``b_sat / b_window`` the batcher is server-limited and the model approximate."""
@@ -184,8 +184,8 @@ def _standard_quantile_table(tail: float) -> np.ndarray:
 def quantile_from_table(tau, first_share, mean, sd, tail):
     """``_quantile_of_sum`` by bilinear interpolation of ``_standard_quantile_table``.
 
-    For grids: no iteration per cell. ``tests/sdlab_model/test_fleet.py`` checks it against the
-    solver (within 0.1% of ``t`` over random cells).
+    For grids: no iteration per cell. ``tests/sdlab_model/queues/test_fleet.py`` checks it against
+    the solver (within 0.1% of ``t`` over random cells).
     """
     table = _standard_quantile_table(float(tail))
     tau, first_share, mean, sd = (
@@ -314,7 +314,7 @@ def batched_latency(
         Triton Inference Server dynamic batcher (``max_queue_delay_microseconds``). The
         Erlang-arrival decay rate: Tijms, *A First Course in Stochastic Models* (2003) §9.4.
         Abramowitz & Stegun 7.1.26 (normal tail). Calibrated and checked against
-        ``sdlab_model.simulator`` by ``scripts/accuracy_report.py``.
+        ``sdlab_model.simulation.simulator`` by ``scripts/accuracy_report.py``.
     """
     lam = np.asarray(rate_per_ms, dtype=float)
     c = np.asarray(servers, dtype=float)

@@ -1,11 +1,12 @@
 """The M/D/c p99 over many cells at once: the exact tail constant, tabulated and interpolated.
 
-``sdlab_model.mdc.MdcWait`` solves one queue exactly in a few milliseconds; a heatmap needs tens of
-thousands. The p99 wait is written as ``W99 = max(0, ln(C / 0.01)) / eta``: ``eta`` (the exact
-decay rate) is cheap to compute for every cell, and ``C`` (the constant that puts the exponential
-tail through the exact p99) varies smoothly with the server count and the utilization, so it is
-tabulated once from the exact solution (``scripts/build_mdc_table.py``) and interpolated.
-The table is data, ``sdlab_model/data/mdc_tail_constant.npz``, read once when this module loads.
+``sdlab_model.queues.mdc.MdcWait`` solves one queue exactly in a few milliseconds; a heatmap needs
+tens of thousands. The p99 wait is written as ``W99 = max(0, ln(C / 0.01)) / eta``: ``eta`` (the
+exact decay rate) is cheap to compute for every cell, and ``C`` (the constant that puts the
+exponential tail through the exact p99) varies smoothly with the server count and the utilization,
+so it is tabulated once from the exact solution (``scripts/build_mdc_table.py``) and interpolated.
+The table is data, ``sdlab_model/queues/data/mdc_tail_constant.npz``, read once when this module
+loads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from importlib.resources.abc import Traversable
 
 import numpy as np
 
-from sdlab_model import mdc
+from sdlab_model.queues import mdc
 
 TABLE_FILE = resources.files(__package__) / "data" / "mdc_tail_constant.npz"
 """The tabulated ``ln C``, written by scripts/build_mdc_table.py."""
@@ -82,7 +83,8 @@ def p99_wait_units(servers: np.ndarray, utilization: np.ndarray) -> np.ndarray:
 
     Approximations: interpolation of the exact tail constant; within 1% of the exact end-to-end
     p99 (tests/sdlab_model/test_grid.py checks it on random cells).
-    Sources: see ``sdlab_model.mdc`` (Crommelin 1932; Franx 2001) and scripts/build_mdc_table.py.
+    Sources: see ``sdlab_model.queues.mdc`` (Crommelin 1932; Franx 2001) and
+    scripts/build_mdc_table.py.
     """
     c, rho = np.broadcast_arrays(np.asarray(servers, float), np.asarray(utilization, float))
     stable = rho < 1.0

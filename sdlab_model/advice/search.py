@@ -1,7 +1,7 @@
 """Advice from the numbers: the cheapest design that meets the target, the levers, what breaks.
 
-Everything here is computed with the analytic queueing model (``sdlab_model.queueing``) for the
-load-balancer policy the person chose; nothing is a threshold rule.
+Everything here is computed with the analytic queueing model (``sdlab_model.queues.queueing``) for
+the load-balancer policy the person chose; nothing is a threshold rule.
 
 - ``advise``: search hardware x batching on/off x batch window x max batch x replicas for the
   cheapest design whose p99 meets the target with capacity headroom (utilization at most
@@ -23,13 +23,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sdlab_model import queueing
-from sdlab_model.cost import FleetCost, fleet_cost
+from sdlab_model.advice.cost import FleetCost, fleet_cost
 from sdlab_model.params import (
     CHOICE_BY_NAME,
     NUMERIC_BY_NAME,
     SAFE_UTILIZATION,
 )
+from sdlab_model.queues import queueing
 from sdlab_model.workload import Workload
 
 HEADROOM = 1.0 - SAFE_UTILIZATION

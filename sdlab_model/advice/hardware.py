@@ -5,9 +5,9 @@ on-demand price per hour, its accelerator and that accelerator's memory, how man
 at once (``slots``), and, where one is published, a ``BatchProfile``: measured latency of one
 batch against batch size for a reference model (ResNet-50 v1.5 under Triton, TensorRT FP16).
 
-The figures are data, ``sdlab_model/data/hardware.json``, read once when this module loads; every
-price and profile names its source and date, and ``is_estimate`` marks what was not read from a
-source. docs/hardware_catalog.md tabulates them. ``parse_profile_csv`` reads a measured profile a
+The figures are data, ``sdlab_model/advice/data/hardware.json``, read once when this module loads;
+every price and profile names its source and date, and ``is_estimate`` marks what was not read from
+a source. docs/hardware_catalog.md tabulates them. ``parse_profile_csv`` reads a measured profile a
 user uploads (a two-column CSV, or Triton perf_analyzer's ``-f`` CSV with a batch-size column).
 """
 

@@ -1,0 +1,38 @@
+"""Advice: what to build and what it costs, computed from the queueing model.
+
+- ``hardware``: the catalog of instance types, prices and batch-latency profiles (data in
+  ``advice/data``), and measured profiles a person uploads.
+- ``cost``: dollars per hour and per million inferences.
+- ``search``: ``advise`` (the cheapest design that meets the target), ``levers`` and
+  ``breaking_points``.
+"""
+
+from sdlab_model.advice.cost import FleetCost, fleet_cost
+from sdlab_model.advice.hardware import CATALOG, BatchProfile, HardwareType, hardware_by_id
+from sdlab_model.advice.search import (
+    Advice,
+    BreakingPoint,
+    Design,
+    Lever,
+    advise,
+    breaking_points,
+    levers,
+    workload_cost,
+)
+
+__all__ = [
+    "CATALOG",
+    "Advice",
+    "BatchProfile",
+    "BreakingPoint",
+    "Design",
+    "FleetCost",
+    "HardwareType",
+    "Lever",
+    "advise",
+    "breaking_points",
+    "fleet_cost",
+    "hardware_by_id",
+    "levers",
+    "workload_cost",
+]
