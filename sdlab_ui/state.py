@@ -19,6 +19,10 @@ the state from the URL. Every other run keeps the state and writes it back: a pa
 Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
 URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
 never a lab's (whose URL is never bare), so Back to it keeps the state too.
+
+A design pinned for comparison ("A", the current lab being "B") rides in the same URL: ``a=1``
+marks it and ``a.<input>=<value>`` holds each of its inputs that differs from the default
+(``?replicas=12&a=1&a.replicas=10``), so a shared link reopens both designs.
 """
 
 from __future__ import annotations
@@ -49,9 +53,13 @@ _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
+_PINNED_KEY = "sdlab.pinned"  # design A, pinned for comparison, or None
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
+PIN_PARAM = "a"
+"""Marks a pinned design A in the URL; its inputs follow as ``a.<input>``."""
+PIN_PREFIX = PIN_PARAM + "."
 MODEL_LABELS: dict[str, str] = {
     "queueing": "Queueing (M/D/c + batching)",
     "teaching": "Teaching (the original page's budgets)",
@@ -97,29 +105,65 @@ def plain_text(text: str) -> str:
 def current() -> LabState:
     """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
     if _WORKLOAD_KEY not in st.session_state or _url_moved():
-        workload, model, notices = parse_query_params(_query_param_lists())
+        values = _query_param_lists()
+        workload, model, notices = parse_query_params(values)
+        pinned, pin_notices = parse_pinned(values)
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
-        st.session_state[_NOTICES_KEY] = notices
+        st.session_state[_PINNED_KEY] = pinned
+        st.session_state[_NOTICES_KEY] = notices + pin_notices
         st.session_state[_URL_KEY] = st.query_params.to_dict()
     return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
 
 
-def url_params(workload: Workload, model: str) -> dict[str, str]:
+def pinned() -> Workload | None:
+    """Design A, pinned for comparison with the current lab, or None."""
+    current()
+    return st.session_state.get(_PINNED_KEY)
+
+
+def pin() -> None:
+    """Pin the current lab as design A; later changes make design B."""
+    st.session_state[_PINNED_KEY] = current().workload
+
+
+def unpin() -> None:
+    current()
+    st.session_state[_PINNED_KEY] = None
+
+
+def swap_pinned() -> None:
+    """Make design A the lab and pin the current design in its place."""
+    lab = current()
+    design_a = st.session_state.get(_PINNED_KEY)
+    if design_a is not None:
+        load(design_a)
+        st.session_state[_PINNED_KEY] = lab.workload
+
+
+def url_params(workload: Workload, model: str, pinned: Workload | None = None) -> dict[str, str]:
     """The lab's query parameters: only what differs from the defaults, each in short text.
 
     The model is named where it is not the default, or where nothing else is (the default lab).
     ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
     to ``URL_SIGNIFICANT_DIGITS`` digits, so ``0.29000000000000004`` from a slider reads ``0.29``.
+    A pinned design A follows as ``a=1`` and ``a.<input>`` for its inputs off their defaults.
     """
-    params = {
+    params = _differences(workload)
+    if model != DEFAULT_MODEL or not params:
+        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
+    if pinned is not None:
+        params[PIN_PARAM] = "1"
+        params.update({PIN_PREFIX + name: text for name, text in _differences(pinned).items()})
+    return params
+
+
+def _differences(workload: Workload) -> dict[str, str]:
+    return {
         name: _url_text(text)
         for name, text in workload.to_strings().items()
         if text != _DEFAULT_STRINGS[name]
     }
-    if model != DEFAULT_MODEL or not params:
-        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
-    return params
 
 
 def link_query(workload: Workload, model: str) -> str:
@@ -138,8 +182,12 @@ def _url_text(exact: str) -> str:
 
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
-    """Workload, model and notices from query parameters; never raises."""
-    workload, notices = Workload.from_strings(values, ignore=(MODEL_PARAM,))
+    """Workload, model and notices from query parameters; never raises.
+
+    The pinned design's parameters (``a``, ``a.<input>``) are ``parse_pinned``'s, not read here.
+    """
+    own = {key: value for key, value in values.items() if not _is_pin_key(key)}
+    workload, notices = Workload.from_strings(own, ignore=(MODEL_PARAM,))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
     if given:
@@ -152,6 +200,29 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
                 f"used {DEFAULT_MODEL}.",
             )
     return workload, cast(ModelName, model), notices
+
+
+def parse_pinned(values: dict[str, list[str]]) -> tuple[Workload | None, tuple[str, ...]]:
+    """Design A from the ``a.<input>`` query parameters (None without ``a``); never raises.
+
+    Its notices say they are about design A. ``a.<input>`` keys without ``a`` are reported and
+    otherwise ignored, so a truncated link never pins a design by accident.
+    """
+    inputs = {
+        str(key)[len(PIN_PREFIX) :]: value
+        for key, value in values.items()
+        if str(key).startswith(PIN_PREFIX)
+    }
+    if PIN_PARAM not in values:
+        if not inputs:
+            return None, ()
+        return None, ("Ignored design A's settings: the link has no a=1 to pin a design.",)
+    workload, notices = Workload.from_strings(inputs)
+    return workload, tuple(f"Pinned design A: {notice}" for notice in notices)
+
+
+def _is_pin_key(key: object) -> bool:
+    return key == PIN_PARAM or str(key).startswith(PIN_PREFIX)
 
 
 def load(workload: Workload, model: str | None = None) -> None:
@@ -203,6 +274,7 @@ def render_sidebar() -> LabState:
             "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
         )
         copy_link_button()
+        _pin_button()
     _write_query_params(state)
     return state
 
@@ -260,6 +332,21 @@ def copy_link_button() -> None:
 """,
         unsafe_allow_javascript=True,
     )
+
+
+def _pin_button() -> None:
+    if st.session_state.get(_PINNED_KEY) is None:
+        st.button(
+            "Pin this design as A",
+            key=_WIDGET_PREFIX + "pin",
+            on_click=pin,
+            width="stretch",
+            help="Pin it, then change the sidebar: the Lab page shows A and the new design B "
+            "side by side, and the link holds both.",
+        )
+    else:
+        st.button("Unpin design A", key=_WIDGET_PREFIX + "unpin", on_click=unpin, width="stretch")
+        st.caption("Design A is pinned: the Lab page compares it with this design, B.")
 
 
 def show_notices() -> None:
@@ -358,7 +445,7 @@ def is_history_navigation() -> bool:
 
 def _write_query_params(state: LabState) -> None:
     """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
-    wanted = url_params(state.workload, state.model)
+    wanted = url_params(state.workload, state.model, st.session_state.get(_PINNED_KEY))
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted
