@@ -319,22 +319,34 @@ def normal_power(
     return _NORMAL.cdf(z)
 
 
-POWER_GRID_POINTS = 400
-"""Points per count in ``z_test_power``'s sum (a stride over counts beyond that: the Poisson
-probabilities are smooth there, and a stride of k spans k/8 standard deviations at most)."""
+POWER_GRID_POINTS = 200
+"""Points per bad-request count in ``z_test_power``'s sum (a stride over counts beyond that: the
+Poisson probabilities are smooth there, and a stride of k spans k/8 standard deviations at most)."""
+GOOD_GRID_POINTS = 7
+"""Points per good-request count, summed where a version sees fewer than ``FIXED_COUNT``."""
+FIXED_COUNT = 20_000
+"""From this many requests on, a version's request count is taken at its mean (its relative
+spread, under 0.7%, no longer moves the test's lattice)."""
 
 
-def _poisson_axis(mean: float) -> tuple[np.ndarray, np.ndarray]:
+def _poisson_axis(mean: float, points: int) -> tuple[np.ndarray, np.ndarray]:
     """Counts covering a Poisson(``mean``) to ±8 standard deviations and their probabilities."""
     if mean <= 0.0:
         return np.zeros(1), np.ones(1)
     spread = 8.0 * math.sqrt(mean) + 8.0
     low, high = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
-    stride = max(1, math.ceil((high - low + 1) / POWER_GRID_POINTS))
+    stride = max(1, math.ceil((high - low + 1) / points))
     counts = np.arange(low, high + 1, stride, dtype=float)
     log_factorial = np.array([math.lgamma(c + 1.0) for c in counts])
     weights = np.exp(counts * math.log(mean) - mean - log_factorial)
     return counts, weights / weights.sum()
+
+
+def _good_axis(requests: float, bad_share: float) -> tuple[np.ndarray, np.ndarray]:
+    mean = requests * (1.0 - bad_share)
+    if requests >= FIXED_COUNT:
+        return np.array([mean]), np.ones(1)
+    return _poisson_axis(mean, GOOD_GRID_POINTS)
 
 
 def z_test_power(
@@ -345,28 +357,37 @@ def z_test_power(
     confidence: float,
     window_s: float,
 ) -> float:
-    """Power of the two-proportion z-test after ``window_s``, summed over the bad-request counts.
+    """Power of the two-proportion z-test after ``window_s``, summed over the request counts.
 
-    Requests arrive as Poisson streams, so each version's bad requests in the window are Poisson
-    (mean ``r·T·p``); the test's ``Z`` is evaluated on every pair of counts (both axes to ±8 sd)
-    with the request counts at their means ``r·T`` and the probabilities of the pairs that reject
-    are added up. No normal approximation of the counts: this is the power of the test itself,
-    skew and lattice included.
+    Requests arrive as Poisson streams, so each version's bad and good requests in the window are
+    independent Poisson counts (means ``r·T·p`` and ``r·T·(1 − p)``). The test's ``Z`` is
+    evaluated on every combination of counts (bad counts to ±8 sd; good counts likewise where a
+    version has fewer than ``FIXED_COUNT`` requests, else at their mean), and the probabilities
+    of the combinations that reject are added up. No normal approximation of the counts: this is
+    the power of the test itself, skew and lattice included.
 
-    Approximations: request counts at their means (their relative spread, ``1/√(rT)``, is far
-    below that of the bad counts); the ±8 sd truncation (mass left out below 1e-14).
+    Approximations: strides over long count ranges (``POWER_GRID_POINTS``, ``GOOD_GRID_POINTS``);
+    the ±8 sd truncation (mass left out below 1e-14).
     """
     canary_n = canary_rate_rps * window_s
     baseline_n = baseline_rate_rps * window_s
-    canary_bad, canary_weights = _poisson_axis(canary_n * regressed_share)
-    baseline_bad, baseline_weights = _poisson_axis(baseline_n * baseline_share)
+    canary_bad, canary_bad_w = _poisson_axis(canary_n * regressed_share, POWER_GRID_POINTS)
+    baseline_bad, baseline_bad_w = _poisson_axis(baseline_n * baseline_share, POWER_GRID_POINTS)
+    canary_good, canary_good_w = _good_axis(canary_n, regressed_share)
+    baseline_good, baseline_good_w = _good_axis(baseline_n, baseline_share)
     x1, x0 = canary_bad[:, None], baseline_bad[None, :]
-    pooled = (x1 + x0) / (canary_n + baseline_n)
-    spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / canary_n + 1.0 / baseline_n))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (x1 / canary_n - x0 / baseline_n) / spread
-    rejects = np.where(np.isfinite(z), z, 0.0) > _NORMAL.inv_cdf(confidence)
-    return float(canary_weights @ rejects @ baseline_weights)
+    critical = _NORMAL.inv_cdf(confidence)
+    power = 0.0
+    for g1, w1 in zip(canary_good, canary_good_w, strict=True):
+        for g0, w0 in zip(baseline_good, baseline_good_w, strict=True):
+            n1, n0 = x1 + g1, x0 + g0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pooled = (x1 + x0) / (n1 + n0)
+                spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
+                z = (x1 / n1 - x0 / n0) / spread
+            rejects = np.where(np.isfinite(z), z, 0.0) > critical
+            power += w1 * w0 * float(canary_bad_w @ rejects @ baseline_bad_w)
+    return power
 
 
 def detection_seconds(
@@ -381,7 +402,7 @@ def detection_seconds(
 
     The normal approximation's time (``normal_detection_seconds``) starts a bisection in
     ``log T`` on ``z_test_power``, the test's power summed over its counts, over a factor of four
-    either side (to 0.1%). Where small counts make the power step up and down with the window
+    either side (to 0.3%). Where small counts make the power step up and down with the window
     (a lattice), the bisection returns one crossing of ``power``, within that roughness.
     """
     start = normal_detection_seconds(
@@ -389,7 +410,7 @@ def detection_seconds(
     )
     args = (baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence)
     low, high = math.log(start / 4.0), math.log(start * 4.0)
-    while high - low > 1e-3:
+    while high - low > 3e-3:
         middle = 0.5 * (low + high)
         if z_test_power(*args, math.exp(middle)) < power:
             low = middle
