@@ -34,7 +34,7 @@ CASES = (
         CanaryPlan(placement="shared", shadow_share=0.10),
     ),
     (
-        "20,000 req/s on 40 unbatched replicas, 1% → 1.5% errors, +50% p99, 98% / 90%",
+        "20,000 req/s on 40 unbatched replicas, stricter test and other regressions",
         Workload(rate_rps=20_000, replicas=40, dynamic_batching=False),
         CanaryPlan(regressed_error_rate=0.0015, p99_regression=0.5, confidence=0.98, power=0.9),
     ),
