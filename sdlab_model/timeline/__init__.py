@@ -1,0 +1,1 @@
+"""Timeline: the serving system over time (traffic shapes, autoscalers, canary rollouts)."""
