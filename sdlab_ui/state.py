@@ -33,14 +33,18 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
+    ACCELERATOR_PARAM,
     CHOICE_INPUTS,
     DEFAULT_MODEL,
     MODEL_CHOICES,
+    MODEL_SIZES_PARAM,
     NUMERIC_INPUTS,
+    RESIDENCY_BY_NAME,
     TOGGLE_INPUTS,
     ChoiceInput,
     NumericInput,
 )
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
@@ -49,6 +53,7 @@ _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
+_RESIDENCY_KEY = "sdlab.residency"
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -69,6 +74,9 @@ MAX_NOTICES_SHOWN = 5
 URL_SIGNIFICANT_DIGITS = 6
 """Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
 _DEFAULT_STRINGS = Workload().to_strings()
+_DEFAULT_RESIDENCY_STRINGS = ResidencyInputs().to_strings()
+RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
+"""URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,7 @@ class LabState:
 
     workload: Workload
     model: ModelName
+    residency: ResidencyInputs = ResidencyInputs()
 
 
 def widget_key(name: str) -> str:
@@ -97,16 +106,27 @@ def plain_text(text: str) -> str:
 def current() -> LabState:
     """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
     if _WORKLOAD_KEY not in st.session_state or _url_moved():
-        workload, model, notices = parse_query_params(_query_param_lists())
+        values = _query_param_lists()
+        workload, model, notices = parse_query_params(values)
+        residency, residency_notices = ResidencyInputs.from_strings(values)
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
-        st.session_state[_NOTICES_KEY] = notices
+        st.session_state[_RESIDENCY_KEY] = residency
+        st.session_state[_NOTICES_KEY] = notices + residency_notices
         st.session_state[_URL_KEY] = st.query_params.to_dict()
-    return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
+    return LabState(
+        st.session_state[_WORKLOAD_KEY],
+        st.session_state[_MODEL_KEY],
+        st.session_state.get(_RESIDENCY_KEY, ResidencyInputs()),
+    )
 
 
-def url_params(workload: Workload, model: str) -> dict[str, str]:
+def url_params(
+    workload: Workload, model: str, residency: ResidencyInputs | None = None
+) -> dict[str, str]:
     """The lab's query parameters: only what differs from the defaults, each in short text.
+
+    ``residency`` (the Models and memory inputs) adds its own keys the same way.
 
     The model is named where it is not the default, or where nothing else is (the default lab).
     ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
@@ -117,14 +137,20 @@ def url_params(workload: Workload, model: str) -> dict[str, str]:
         for name, text in workload.to_strings().items()
         if text != _DEFAULT_STRINGS[name]
     }
+    if residency is not None:
+        params.update(
+            (name, text if name == MODEL_SIZES_PARAM else _url_text(text))
+            for name, text in residency.to_strings().items()
+            if text != _DEFAULT_RESIDENCY_STRINGS[name]
+        )
     if model != DEFAULT_MODEL or not params:
         params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
     return params
 
 
-def link_query(workload: Workload, model: str) -> str:
+def link_query(workload: Workload, model: str, residency: ResidencyInputs | None = None) -> str:
     """The lab's query string as the address bar shows it (``?rate_rps=3000``)."""
-    return "?" + urlencode(url_params(workload, model))
+    return "?" + urlencode(url_params(workload, model, residency))
 
 
 def _url_text(exact: str) -> str:
@@ -139,7 +165,7 @@ def _url_text(exact: str) -> str:
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
     """Workload, model and notices from query parameters; never raises."""
-    workload, notices = Workload.from_strings(values, ignore=(MODEL_PARAM,))
+    workload, notices = Workload.from_strings(values, ignore=(MODEL_PARAM, *RESIDENCY_PARAMS))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
     if given:
@@ -163,9 +189,22 @@ def load(workload: Workload, model: str | None = None) -> None:
     st.session_state[_NOTICES_KEY] = ()
 
 
+def load_residency(inputs: ResidencyInputs) -> None:
+    """Make ``inputs`` the lab's residency inputs; clears notices."""
+    current()
+    st.session_state[_RESIDENCY_KEY] = inputs
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def set_notices(notices: tuple[str, ...]) -> None:
+    """Show these notices until the next change (e.g. what a typed list of sizes dropped)."""
+    st.session_state[_NOTICES_KEY] = tuple(notices)
+
+
 def reset() -> None:
     """Every input back to its default, the default model."""
     load(Workload(), DEFAULT_MODEL)
+    st.session_state[_RESIDENCY_KEY] = ResidencyInputs()
 
 
 def render_sidebar() -> LabState:
@@ -358,7 +397,7 @@ def is_history_navigation() -> bool:
 
 def _write_query_params(state: LabState) -> None:
     """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
-    wanted = url_params(state.workload, state.model)
+    wanted = url_params(state.workload, state.model, state.residency)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted

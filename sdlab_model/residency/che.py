@@ -13,7 +13,9 @@ With every size 1 this is Che's equation for a cache of ``C`` objects; with size
 extension (each model occupies its size while resident).
 
 Approximations: the cache holds exactly ``C`` on average rather than at every instant; with
-unequal sizes, LRU may leave a gap no evicted model could fill, which this ignores. Fricker,
+unequal sizes, LRU may leave a gap no evicted model could fill, which this ignores. Where the
+cache holds one model at a time the hit ratio is exact instead (the previous reference was for
+the same model), the one case Che's approximation is known to miss by a few points. Fricker,
 Robert and Roberts explain why it is accurate even for small caches and many popularity laws;
 ``scripts/residency_check.py`` measures it against a simulated LRU cache on Zipf streams.
 
@@ -76,6 +78,12 @@ def hit_ratios(rates: np.ndarray, sizes: np.ndarray, capacity: float) -> np.ndar
     time = characteristic_time(rates, sizes, capacity)
     if math.isinf(time):
         return np.where(rates > 0.0, 1.0, 0.0)
+    size = np.broadcast_to(np.asarray(sizes, dtype=float), rates.shape)
+    referenced = rates > 0.0
+    if capacity < 2.0 * float(size[referenced].min()):
+        # Room for one model at a time: LRU holds the last one referenced, so a reference hits
+        # exactly when the one before it was for the same model (Che is least accurate here).
+        return np.where(size <= capacity, rates / rates.sum(), 0.0)
     return -np.expm1(-rates * time)
 
 

@@ -156,7 +156,7 @@ class ResidencyInputs:
                 )
         sizes_text = _last_text(values.get(MODEL_SIZES_PARAM))
         if sizes_text:
-            sizes, notice = _parse_sizes(sizes_text)
+            sizes, notice = parse_sizes(sizes_text)
             if notice:
                 notices.append(notice)
             accepted["model_sizes_gb"] = sizes
@@ -177,7 +177,7 @@ def _last_text(raw: Any) -> str | None:
     return str(raw).strip()
 
 
-def _parse_sizes(text: str) -> tuple[tuple[float, ...], str | None]:
+def parse_sizes(text: str) -> tuple[tuple[float, ...], str | None]:
     """Sizes from 'a,b,c' (GB); unreadable entries are dropped and out-of-range ones clamped."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     sizes: list[float] = []

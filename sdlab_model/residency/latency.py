@@ -179,8 +179,13 @@ def packed_latency(
             is_stable=False,
             accuracy="approximate",
             note=(
-                f"Loads take {load_busy:.0%} of the slots' time and the requests need the rest "
-                "and more: the queue grows without bound."
+                (
+                    f"Loads alone would need {load_busy:,.1f} times the slots' time"
+                    if load_busy >= 1.0
+                    else f"Loads take {load_busy:.0%} of the slots' time and the requests "
+                    "need the rest and more"
+                )
+                + ": the queue grows without bound."
             ),
             **common,
         )
