@@ -16,7 +16,7 @@ from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
 from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.residency.inputs import parse_sizes
 from sdlab_model.residency.latency import LOAD_TIME_SHARE
-from sdlab_model.residency.placement import PLACEMENT_LABELS, ResidencyPlan, plan_residency
+from sdlab_model.residency.placement import ResidencyPlan, plan_residency
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text

@@ -74,7 +74,8 @@ MAX_NOTICES_SHOWN = 5
 URL_SIGNIFICANT_DIGITS = 6
 """Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
 _DEFAULT_STRINGS = Workload().to_strings()
-_DEFAULT_RESIDENCY_STRINGS = ResidencyInputs().to_strings()
+_DEFAULT_RESIDENCY = ResidencyInputs()
+_DEFAULT_RESIDENCY_STRINGS = _DEFAULT_RESIDENCY.to_strings()
 RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
 """URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 
@@ -85,7 +86,7 @@ class LabState:
 
     workload: Workload
     model: ModelName
-    residency: ResidencyInputs = ResidencyInputs()
+    residency: ResidencyInputs = _DEFAULT_RESIDENCY
 
 
 def widget_key(name: str) -> str:

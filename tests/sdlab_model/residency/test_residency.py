@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_a_cache_of_one_model_hits_exactly_when_the_last_reference_was_the_same_
 def test_more_memory_never_lowers_a_hit_ratio():
     shares = _zipf(120, 1.0)
     ratios = [overall_hit_ratio(shares, np.full(120, 2.0), gb) for gb in (4, 10, 20, 60, 200)]
-    assert all(b >= a for a, b in zip(ratios, ratios[1:], strict=False)), f"ratios {ratios}"
+    assert all(b >= a for a, b in itertools.pairwise(ratios)), f"ratios {ratios}"
     assert overall_hit_ratio(shares, np.full(120, 2.0), 240) == 1.0, "all fit: every hit"
 
 
