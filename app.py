@@ -29,6 +29,12 @@ page = st.navigation(
             url_path="advice",
         ),
         st.Page(
+            _PAGES_DIR / "residency.py",
+            title="Models and memory",
+            icon=":material/memory:",
+            url_path="residency",
+        ),
+        st.Page(
             _PAGES_DIR / "tradeoffs.py",
             title="Tradeoffs & sources",
             icon=":material/menu_book:",

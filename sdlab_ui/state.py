@@ -37,14 +37,18 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
+    ACCELERATOR_PARAM,
     CHOICE_INPUTS,
     DEFAULT_MODEL,
     MODEL_CHOICES,
+    MODEL_SIZES_PARAM,
     NUMERIC_INPUTS,
+    RESIDENCY_BY_NAME,
     TOGGLE_INPUTS,
     ChoiceInput,
     NumericInput,
 )
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
@@ -54,6 +58,7 @@ _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
 _PINNED_KEY = "sdlab.pinned"  # design A, pinned for comparison, or None
+_RESIDENCY_KEY = "sdlab.residency"
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -77,6 +82,10 @@ MAX_NOTICES_SHOWN = 5
 URL_SIGNIFICANT_DIGITS = 6
 """Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
 _DEFAULT_STRINGS = Workload().to_strings()
+_DEFAULT_RESIDENCY = ResidencyInputs()
+_DEFAULT_RESIDENCY_STRINGS = _DEFAULT_RESIDENCY.to_strings()
+RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
+"""URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,7 @@ class LabState:
 
     workload: Workload
     model: ModelName
+    residency: ResidencyInputs = _DEFAULT_RESIDENCY
 
 
 def widget_key(name: str) -> str:
@@ -108,12 +118,18 @@ def current() -> LabState:
         values = _query_param_lists()
         workload, model, notices = parse_query_params(values)
         pinned, pin_notices = parse_pinned(values)
+        residency, residency_notices = ResidencyInputs.from_strings(values)
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
         st.session_state[_PINNED_KEY] = pinned
-        st.session_state[_NOTICES_KEY] = notices + pin_notices
+        st.session_state[_RESIDENCY_KEY] = residency
+        st.session_state[_NOTICES_KEY] = notices + pin_notices + residency_notices
         st.session_state[_URL_KEY] = st.query_params.to_dict()
-    return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
+    return LabState(
+        st.session_state[_WORKLOAD_KEY],
+        st.session_state[_MODEL_KEY],
+        st.session_state.get(_RESIDENCY_KEY, ResidencyInputs()),
+    )
 
 
 def pinned() -> Workload | None:
@@ -141,8 +157,15 @@ def swap_pinned() -> None:
         st.session_state[_PINNED_KEY] = lab.workload
 
 
-def url_params(workload: Workload, model: str, pinned: Workload | None = None) -> dict[str, str]:
+def url_params(
+    workload: Workload,
+    model: str,
+    residency: ResidencyInputs | None = None,
+    pinned: Workload | None = None,
+) -> dict[str, str]:
     """The lab's query parameters: only what differs from the defaults, each in short text.
+
+    ``residency`` (the Models and memory inputs) adds its own keys the same way.
 
     The model is named where it is not the default, or where nothing else is (the default lab).
     ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
@@ -150,6 +173,12 @@ def url_params(workload: Workload, model: str, pinned: Workload | None = None) -
     A pinned design A follows as ``a=1`` and ``a.<input>`` for its inputs off their defaults.
     """
     params = _differences(workload)
+    if residency is not None:
+        params.update(
+            (name, text if name == MODEL_SIZES_PARAM else _url_text(text))
+            for name, text in residency.to_strings().items()
+            if text != _DEFAULT_RESIDENCY_STRINGS[name]
+        )
     if model != DEFAULT_MODEL or not params:
         params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
     if pinned is not None:
@@ -166,9 +195,9 @@ def _differences(workload: Workload) -> dict[str, str]:
     }
 
 
-def link_query(workload: Workload, model: str) -> str:
+def link_query(workload: Workload, model: str, residency: ResidencyInputs | None = None) -> str:
     """The lab's query string as the address bar shows it (``?rate_rps=3000``)."""
-    return "?" + urlencode(url_params(workload, model))
+    return "?" + urlencode(url_params(workload, model, residency))
 
 
 def _url_text(exact: str) -> str:
@@ -187,7 +216,7 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
     The pinned design's parameters (``a``, ``a.<input>``) are ``parse_pinned``'s, not read here.
     """
     own = {key: value for key, value in values.items() if not _is_pin_key(key)}
-    workload, notices = Workload.from_strings(own, ignore=(MODEL_PARAM,))
+    workload, notices = Workload.from_strings(own, ignore=(MODEL_PARAM, *RESIDENCY_PARAMS))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
     if given:
@@ -234,9 +263,22 @@ def load(workload: Workload, model: str | None = None) -> None:
     st.session_state[_NOTICES_KEY] = ()
 
 
+def load_residency(inputs: ResidencyInputs) -> None:
+    """Make ``inputs`` the lab's residency inputs; clears notices."""
+    current()
+    st.session_state[_RESIDENCY_KEY] = inputs
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def set_notices(notices: tuple[str, ...]) -> None:
+    """Show these notices until the next change (e.g. what a typed list of sizes dropped)."""
+    st.session_state[_NOTICES_KEY] = tuple(notices)
+
+
 def reset() -> None:
     """Every input back to its default, the default model."""
     load(Workload(), DEFAULT_MODEL)
+    st.session_state[_RESIDENCY_KEY] = ResidencyInputs()
 
 
 def render_sidebar() -> LabState:
@@ -445,7 +487,9 @@ def is_history_navigation() -> bool:
 
 def _write_query_params(state: LabState) -> None:
     """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
-    wanted = url_params(state.workload, state.model, st.session_state.get(_PINNED_KEY))
+    wanted = url_params(
+        state.workload, state.model, state.residency, st.session_state.get(_PINNED_KEY)
+    )
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted
