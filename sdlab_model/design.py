@@ -818,6 +818,12 @@ def _queueing_decisions(workload, latency, alternatives, meters, decisions, reas
     return meters, decisions, reasons
 
 
+def _dedicated_cost_text(usd_per_hour: float) -> str:
+    if not math.isfinite(usd_per_hour):
+        return "dedicated replicas, which cannot meet it up to 500 replicas"
+    return f"${usd_per_hour:,.2f}/h dedicated"
+
+
 def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reasons):
     """The packing decision, its reason and meter text from the residency model's numbers."""
     models = workload.models_hosted
@@ -848,7 +854,7 @@ def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reas
             f"{packing.recommended_label} meets the target for "
             f"${packing.recommended_usd_per_hour:,.2f}/h "
             f"({_replicas_text(packing.recommended_replicas)}), against "
-            f"{_money(packing.dedicated_usd_per_hour, 1)} dedicated; {fit}."
+            f"{_dedicated_cost_text(packing.dedicated_usd_per_hour)}; {fit}."
         )
     decisions = tuple(
         replace(d, state=state, text=text) if d.id == "packing" else d for d in decisions

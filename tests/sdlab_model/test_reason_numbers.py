@@ -24,6 +24,8 @@ from sdlab_model.params import (
     NUMERIC_INPUTS,
     SAFE_UTILIZATION,
 )
+from sdlab_model.residency.inputs import ResidencyInputs
+from sdlab_model.residency.placement import plan_residency
 from sdlab_model.workload import Workload
 
 REPLICAS_LIMIT = 500  # "no count up to 500": the replicas slider's maximum
@@ -96,6 +98,8 @@ def _candidates(workload: Workload, model: str) -> dict[str, dict[str, float]]:
                 "replica limit": REPLICAS_LIMIT,
             }
         )
+    packing = _packing_values(workload, result, model)
+    values["packing"].update(packing)
     # The meters: one name and one number per quantity.
     values["meter:capacity"] = dict(values["capacity"])
     if model == "teaching":  # the seed page's own wording: load as a share of safe capacity
@@ -106,8 +110,34 @@ def _candidates(workload: Workload, model: str) -> dict[str, dict[str, float]]:
         "models": workload.models_hosted,
         "hot-load slots": workload.replicas * MODELS_PER_REPLICA_HOT,
         "line": PACKING_PRESSURE_MODELS,
+        **packing,
     }
     values["meter:gpu_efficiency"] = {}
+    return values
+
+
+def _packing_values(workload: Workload, result, model: str) -> dict[str, float]:
+    """The residency model's numbers, where the queueing model's packing decision quotes them."""
+    if model != "queueing" or not workload.gpu or workload.is_central_queue:
+        return {}
+    if workload.models_hosted < 2 or not result.needs.needs_packing:
+        return {}
+    plan = plan_residency(workload, ResidencyInputs(), sweep=False)
+    packed = plan.placement("packed_lru")
+    values = {
+        "models fit per replica": plan.models_fit_per_replica,
+        "models": workload.models_hosted,
+        "accelerator memory (GB)": plan.inputs.accelerator_memory_gb,
+        "packed hit ratio": packed.hit_ratio,
+        "packed p99": packed.p99_ms,
+        "share waiting for a load": packed.load_wait_share,
+        "dedicated cost to meet": plan.placement("dedicated").usd_per_hour_to_meet,
+        "replica limit": REPLICAS_LIMIT,
+    }
+    if plan.recommended:
+        chosen = plan.placement(plan.recommended)
+        values["recommended cost"] = chosen.usd_per_hour_to_meet
+        values["recommended replicas"] = chosen.replicas_to_meet or math.nan
     return values
 
 
