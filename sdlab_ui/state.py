@@ -19,6 +19,12 @@ the state from the URL. Every other run keeps the state and writes it back: a pa
 Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
 URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
 never a lab's (whose URL is never bare), so Back to it keeps the state too.
+
+Page parameters: a page may keep its own inputs in the URL under dotted keys, ``prefix.name``
+(the Timeline page's ``tl.traffic=spike``). The workload parser never sees them; the URL keeps
+them beside the lab's; ``page_params`` gives a page what the URL held when the session started
+or on Back/Forward (with ``url_loads`` counting such loads, so a page knows when to reload), and
+``set_page_params`` writes the page's current values.
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
+_PAGE_URL_KEY = "sdlab.page_url"  # dotted page parameters as the URL last loaded them
+_URL_LOADS_KEY = "sdlab.url_loads"
+PAGE_PARAM_SEPARATOR = "."
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -97,7 +106,12 @@ def plain_text(text: str) -> str:
 def current() -> LabState:
     """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
     if _WORKLOAD_KEY not in st.session_state or _url_moved():
-        workload, model, notices = parse_query_params(_query_param_lists())
+        lists = _query_param_lists()
+        workload, model, notices = parse_query_params(lists)
+        st.session_state[_PAGE_URL_KEY] = {
+            key: values[-1] for key, values in lists.items() if _is_page_param(key) and values
+        }
+        st.session_state[_URL_LOADS_KEY] = st.session_state.get(_URL_LOADS_KEY, 0) + 1
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
         st.session_state[_NOTICES_KEY] = notices
@@ -138,8 +152,10 @@ def _url_text(exact: str) -> str:
 
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
-    """Workload, model and notices from query parameters; never raises."""
-    workload, notices = Workload.from_strings(values, ignore=(MODEL_PARAM,))
+    """Workload, model and notices from query parameters (a page's dotted ones aside); never
+    raises."""
+    lab_values = {key: value for key, value in values.items() if not _is_page_param(key)}
+    workload, notices = Workload.from_strings(lab_values, ignore=(MODEL_PARAM,))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
     if given:
@@ -152,6 +168,35 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
                 f"used {DEFAULT_MODEL}.",
             )
     return workload, cast(ModelName, model), notices
+
+
+def _is_page_param(key: object) -> bool:
+    return PAGE_PARAM_SEPARATOR in str(key)
+
+
+def page_params(prefix: str) -> dict[str, str]:
+    """One page's parameters (``prefix.name`` keys, by ``name``) as the URL last loaded them."""
+    current()
+    start = prefix + PAGE_PARAM_SEPARATOR
+    given = st.session_state.get(_PAGE_URL_KEY, {})
+    return {key[len(start) :]: value for key, value in given.items() if key.startswith(start)}
+
+
+def url_loads() -> int:
+    """How many times this session has loaded its state from the URL (first run, Back/Forward)."""
+    current()
+    return int(st.session_state.get(_URL_LOADS_KEY, 0))
+
+
+def set_page_params(prefix: str, params: dict[str, str]) -> None:
+    """Put one page's parameters in the URL beside the lab's (replacing its earlier ones)."""
+    start = prefix + PAGE_PARAM_SEPARATOR
+    wanted = {key: value for key, value in st.query_params.to_dict().items()}
+    wanted = {key: value for key, value in wanted.items() if not key.startswith(start)}
+    wanted.update({start + name: value for name, value in params.items()})
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+    st.session_state[_URL_KEY] = wanted
 
 
 def load(workload: Workload, model: str | None = None) -> None:
@@ -359,6 +404,8 @@ def is_history_navigation() -> bool:
 def _write_query_params(state: LabState) -> None:
     """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
     wanted = url_params(state.workload, state.model)
+    # A page's own parameters stay; the page itself rewrites them (``set_page_params``).
+    wanted.update({k: v for k, v in st.query_params.to_dict().items() if _is_page_param(k)})
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted

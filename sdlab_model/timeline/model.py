@@ -9,10 +9,11 @@ Each step of ``step_s`` seconds is one interval of a fluid queue:
   limit, what exceeds it is dropped.
 - p99 of a step: where there is no backlog at either end and ``lambda < mu``, the steady-state
   p99 of the existing queueing model (``sdlab_model.queues.queueing``) at that rate and ready
-  fleet, as if the step lasted; otherwise the backlog-drain wait: arrivals spread evenly over
-  the step wait behind a backlog that moves linearly from ``B`` to ``B'`` and drains at ``mu``,
-  so their 99th-percentile wait is ``(max(B, B') - 0.01 |B' - B|) / mu``, plus one full batch's
-  service.
+  fleet, as if the step lasted; otherwise the backlog-drain wait: a request waits until the
+  fleet, with the capacity it will have (replicas still starting included), has served the
+  backlog ahead of it (``drain_waits_s``); the waits of the step's first and last arrivals
+  bound a linear ramp whose 99th percentile is ``max - 0.01 |last - first|``; plus one full
+  batch's service.
 - The autoscaler (``sdlab_model.timeline.autoscalers``) reads the metrics of the steps before its
   decision: the busy share (served / capacity) for the HPA, requests in flight (backlog plus
   ``served rate x time in system``, Little's law) for the KPA and Ray Serve.
@@ -323,13 +324,14 @@ def _result(
     steady = (backlog_start <= 0.0) & (backlog_end <= 0.0) & (rates < capacity) & (ready > 0)
     p99 = np.full(times.shape, np.inf)
     p99[steady] = steady_p99_ms(workload, rates[steady], ready[steady])
-    backlogged = ~steady & (ready > 0)
-    mu = np.where(ready > 0, capacity, 1.0)
-    high = np.maximum(backlog_start, backlog_end)
-    spread = np.abs(backlog_end - backlog_start)
-    wait_ms = 1000.0 * (high - (1.0 - TAIL_QUANTILE) * spread) / mu
+    wait_start, wait_end = drain_waits_s(capacity, backlog_start, backlog_end, step)
+    backlogged = ~steady
+    high = np.maximum(wait_start, wait_end)
+    spread = np.abs(wait_end - wait_start)
+    with np.errstate(invalid="ignore"):
+        wait_ms = 1000.0 * (high - (1.0 - TAIL_QUANTILE) * np.where(np.isfinite(spread), spread, 0))
     p99[backlogged] = wait_ms[backlogged] + full_batch_ms
-    over = _over_target_share(workload, p99, steady, backlog_start, backlog_end, mu, full_batch_ms)
+    over = _over_target_share(workload, p99, steady, wait_start, wait_end, full_batch_ms)
     arrivals = rates * step
     minute_starts, minute_p99 = per_minute_p99(times, p99, arrivals, step)
     target = workload.p99_target_ms
@@ -400,7 +402,31 @@ def steady_p99_ms(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarra
     return out
 
 
-def _over_target_share(workload, p99, steady, backlog_start, backlog_end, mu, full_batch_ms):
+def drain_waits_s(
+    capacity_rps: np.ndarray, backlog_start: np.ndarray, backlog_end: np.ndarray, step_s: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fluid FCFS wait of a request arriving at each step's start and end: the time until the
+    fleet, with the capacity it actually has from then on (replicas that become ready meanwhile
+    included), has served the backlog ahead of it. Past the timeline's end the last step's
+    capacity holds; with no capacity ever again the wait is ``inf``."""
+    served_by = np.concatenate([[0.0], np.cumsum(capacity_rps * step_s)])
+    n = len(capacity_rps)
+    last_rate = capacity_rps[-1] if n else 0.0
+
+    def wait(arrival_step: np.ndarray, backlog: np.ndarray) -> np.ndarray:
+        goal = served_by[arrival_step] + backlog
+        index = np.clip(np.searchsorted(served_by, goal, side="right") - 1, 0, n)
+        rate = np.where(index < n, capacity_rps[np.minimum(index, n - 1)], last_rate)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            within = np.where(rate > 0, (goal - served_by[index]) / rate, np.inf)
+        done = np.where(backlog <= 0, arrival_step * step_s, index * step_s + within)
+        return done - arrival_step * step_s
+
+    steps = np.arange(n)
+    return wait(steps, backlog_start), wait(steps + 1, backlog_end)
+
+
+def _over_target_share(workload, p99, steady, wait_start, wait_end, full_batch_ms):
     """Share of each step's arrivals whose latency exceeds the target (see the module
     docstring)."""
     target = workload.p99_target_ms
@@ -415,14 +441,15 @@ def _over_target_share(workload, p99, steady, backlog_start, backlog_end, mu, fu
         tail = np.where(target < floor_ms, 1.0, np.power(1.0 - TAIL_QUANTILE, exponent))
         tail = np.where(spread <= 0, (target < p99).astype(float), tail)
     share[steady] = np.clip(tail[steady], 0.0, 1.0)
-    # Backlog steps: waits move linearly from B/mu to B'/mu over the step's arrivals.
-    backlogged = ~steady & np.isfinite(p99)
-    allowed = (target - full_batch_ms) / 1000.0 * mu  # the backlog a request can wait behind
-    low = np.minimum(backlog_start, backlog_end)
-    high = np.maximum(backlog_start, backlog_end)
+    # Backlog steps: waits move linearly from the step's first arrival's to its last's.
+    backlogged = ~steady
+    allowed = (target - full_batch_ms) / 1000.0  # the longest wait that still meets the target
+    low = np.minimum(wait_start, wait_end)
+    high = np.maximum(wait_start, wait_end)
     with np.errstate(divide="ignore", invalid="ignore"):
         ramp = np.where(high > low, (high - allowed) / np.where(high > low, high - low, 1.0), 0.0)
     ramp = np.where(high > low, np.clip(ramp, 0.0, 1.0), (high > allowed).astype(float))
+    ramp = np.where(np.isfinite(high), ramp, 1.0)  # never served: over any target
     share[backlogged] = ramp[backlogged]
     return share
 

@@ -24,7 +24,9 @@ from sdlab_model.workload import Workload
 
 
 def _decisions(result) -> list[tuple[float, int]]:
-    return [(float(t), int(n)) for t, n in zip(result.times_s, result.decisions) if n >= 0]
+    return [
+        (float(t), int(n)) for t, n in zip(result.times_s, result.decisions, strict=False) if n >= 0
+    ]
 
 
 @pytest.mark.parametrize(
