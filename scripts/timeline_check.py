@@ -5,8 +5,9 @@
 
 Each trace runs the model (``sdlab_model.timeline.run_timeline``) with the Kubernetes HPA and its
 defaults, then simulates the same Poisson arrivals on the ready fleet the model scheduled
-(``sdlab_model.timeline.check.simulate_timeline``): an unbatched 20 ms model on 16-worker CPU
-replicas behind one queue, target p99 100 ms. It prints, per trace, the minutes over the target
+(``sdlab_model.timeline.check.simulate_timeline``): an unbatched 20 ms model on 2-worker CPU
+replicas (100 req/s each) behind one queue, target p99 100 ms, 4 replicas at the start. It
+prints, per trace, the minutes over the target
 and the requests over it by both, and the p99 of every minute (every 30th of the day) with the
 model's relative error; minutes with fewer than 200 requests are not compared. Nothing in the
 model was fitted to these traces or this seed.
@@ -33,25 +34,26 @@ from sdlab_model.timeline.check import simulate_timeline
 from sdlab_model.workload import Workload
 
 WORKLOAD = Workload(
-    rate_rps=1500,
+    rate_rps=300,
     replicas=4,
     dynamic_batching=False,
     lb_policy="central_queue",
     model_latency_ms=20,
+    cpu_workers_per_replica=2,
 )
 TRACES = {
     "step ×3 at 2 min (15 min)": (
-        TrafficShape(kind="step", base_rate_rps=1500, factor=3, at_s=120),
+        TrafficShape(kind="step", base_rate_rps=300, factor=3, at_s=120),
         900.0,
         1,
     ),
     "spike ×4 for 2 min at 2 min (15 min)": (
-        TrafficShape(kind="spike", base_rate_rps=1500, factor=4, at_s=120, spike_duration_s=120),
+        TrafficShape(kind="spike", base_rate_rps=300, factor=4, at_s=120, spike_duration_s=120),
         900.0,
         1,
     ),
-    "diurnal day, peak/trough 4, mean 150 req/s (24 h)": (
-        TrafficShape(kind="diurnal", base_rate_rps=150, peak_to_trough=4),
+    "diurnal day, peak/trough 4, mean 300 req/s (24 h)": (
+        TrafficShape(kind="diurnal", base_rate_rps=300, peak_to_trough=4),
         86_400.0,
         30,
     ),

@@ -58,6 +58,10 @@ _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
 _PAGE_URL_KEY = "sdlab.page_url"  # dotted page parameters as the URL last loaded them
 _URL_LOADS_KEY = "sdlab.url_loads"
 PAGE_PARAM_SEPARATOR = "."
+PAGE_PARAM_PREFIXES = ("tl",)
+"""Pages that keep inputs in the URL: the Timeline page (``tl.``). Other dotted keys are unknown
+settings like any other, with a notice."""
+_PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -171,7 +175,7 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
 
 
 def _is_page_param(key: object) -> bool:
-    return PAGE_PARAM_SEPARATOR in str(key)
+    return bool(_PAGE_PARAM.match(str(key)))
 
 
 def page_params(prefix: str) -> dict[str, str]:
