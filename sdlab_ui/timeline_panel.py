@@ -546,7 +546,7 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
         f"**{_count(check.model_requests_over)}**, simulation "
         f"**{_count(check.simulated_requests_over)}**. p99 per minute: median error "
         f"**{check.median_abs_error:.1%}**, worst **{check.worst_abs_error:.1%}** over "
-        f"{errors.size} minutes with at least 200 requests (seed {check.seed})."
+        f"{errors.size} minutes with at least 200 requests."
     )
     figure = go.Figure()
     x = check.minute_starts_s / 60.0
