@@ -23,6 +23,12 @@ page = st.navigation(
             url_path="heatmaps",
         ),
         st.Page(
+            _PAGES_DIR / "timeline.py",
+            title="Timeline",
+            icon=":material/timeline:",
+            url_path="timeline",
+        ),
+        st.Page(
             _PAGES_DIR / "advice.py",
             title="Advice & cost",
             icon=":material/payments:",

@@ -23,6 +23,12 @@ never a lab's (whose URL is never bare), so Back to it keeps the state too.
 A design pinned for comparison ("A", the current lab being "B") rides in the same URL: ``a=1``
 marks it and ``a.<input>=<value>`` holds each of its inputs that differs from the default
 (``?replicas=12&a=1&a.replicas=10``), so a shared link reopens both designs.
+
+Page parameters: a page may keep its own inputs in the URL under dotted keys, ``prefix.name``
+(the Timeline page's ``tl.traffic=spike``). The workload parser never sees them; the URL keeps
+them beside the lab's; ``page_params`` gives a page what the URL held when the session started
+or on Back/Forward (with ``url_loads`` counting such loads, so a page knows when to reload), and
+``set_page_params`` writes the page's current values.
 """
 
 from __future__ import annotations
@@ -59,6 +65,13 @@ _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
 _PINNED_KEY = "sdlab.pinned"  # design A, pinned for comparison, or None
 _RESIDENCY_KEY = "sdlab.residency"
+_PAGE_URL_KEY = "sdlab.page_url"  # dotted page parameters as the URL last loaded them
+_URL_LOADS_KEY = "sdlab.url_loads"
+PAGE_PARAM_SEPARATOR = "."
+PAGE_PARAM_PREFIXES = ("tl",)
+"""Pages that keep inputs in the URL: the Timeline page (``tl.``). Other dotted keys are unknown
+settings like any other, with a notice."""
+_PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
@@ -119,6 +132,10 @@ def current() -> LabState:
         workload, model, notices = parse_query_params(values)
         pinned, pin_notices = parse_pinned(values)
         residency, residency_notices = ResidencyInputs.from_strings(values)
+        st.session_state[_PAGE_URL_KEY] = {
+            key: given[-1] for key, given in values.items() if _is_page_param(key) and given
+        }
+        st.session_state[_URL_LOADS_KEY] = st.session_state.get(_URL_LOADS_KEY, 0) + 1
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
         st.session_state[_PINNED_KEY] = pinned
@@ -213,9 +230,14 @@ def _url_text(exact: str) -> str:
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
     """Workload, model and notices from query parameters; never raises.
 
-    The pinned design's parameters (``a``, ``a.<input>``) are ``parse_pinned``'s, not read here.
+    A pinned design's parameters (``a``, ``a.<input>``) are ``parse_pinned``'s and a page's own
+    dotted ones (``tl.<input>``) the page's, not read here.
     """
-    own = {key: value for key, value in values.items() if not _is_pin_key(key)}
+    own = {
+        key: value
+        for key, value in values.items()
+        if not _is_pin_key(key) and not _is_page_param(key)
+    }
     workload, notices = Workload.from_strings(own, ignore=(MODEL_PARAM, *RESIDENCY_PARAMS))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
@@ -252,6 +274,35 @@ def parse_pinned(values: dict[str, list[str]]) -> tuple[Workload | None, tuple[s
 
 def _is_pin_key(key: object) -> bool:
     return key == PIN_PARAM or str(key).startswith(PIN_PREFIX)
+
+
+def _is_page_param(key: object) -> bool:
+    return bool(_PAGE_PARAM.match(str(key)))
+
+
+def page_params(prefix: str) -> dict[str, str]:
+    """One page's parameters (``prefix.name`` keys, by ``name``) as the URL last loaded them."""
+    current()
+    start = prefix + PAGE_PARAM_SEPARATOR
+    given = st.session_state.get(_PAGE_URL_KEY, {})
+    return {key[len(start) :]: value for key, value in given.items() if key.startswith(start)}
+
+
+def url_loads() -> int:
+    """How many times this session has loaded its state from the URL (first run, Back/Forward)."""
+    current()
+    return int(st.session_state.get(_URL_LOADS_KEY, 0))
+
+
+def set_page_params(prefix: str, params: dict[str, str]) -> None:
+    """Put one page's parameters in the URL beside the lab's (replacing its earlier ones)."""
+    start = prefix + PAGE_PARAM_SEPARATOR
+    wanted = {key: value for key, value in st.query_params.to_dict().items()}
+    wanted = {key: value for key, value in wanted.items() if not key.startswith(start)}
+    wanted.update({start + name: value for name, value in params.items()})
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+    st.session_state[_URL_KEY] = wanted
 
 
 def load(workload: Workload, model: str | None = None) -> None:
@@ -490,6 +541,8 @@ def _write_query_params(state: LabState) -> None:
     wanted = url_params(
         state.workload, state.model, state.residency, st.session_state.get(_PINNED_KEY)
     )
+    # A page's own parameters stay; the page itself rewrites them (``set_page_params``).
+    wanted.update({k: v for k, v in st.query_params.to_dict().items() if _is_page_param(k)})
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted
