@@ -20,6 +20,10 @@ from sdlab_ui.advice_panel import money
 TIMELINE_PAGE = "app_pages/timeline.py"
 
 
+def _charts(app) -> set[str]:
+    return {chart.key for chart in app.get("plotly_chart")}
+
+
 def _metrics(app) -> list[tuple[str, str]]:
     return [(m.label, m.value) for m in app.metric]
 
@@ -45,7 +49,10 @@ def test_the_page_shows_the_models_totals_for_the_sidebar_workload():
     assert over == expected, f"minutes over target shown {over}, model says {expected}"
     costs = [value for label, value in shown if label == "Cost"]
     assert costs == [money(autoscaled.totals.usd), money(fixed.totals.usd)], f"costs {costs}"
-    assert len(app.get("plotly_chart")) == 1, "the four panels over time are one chart"
+    # The four panels over time are one chart; the canary section's share over time the other.
+    assert _charts(app) == {"timeline.chart", "canary.chart"}, f"charts {_charts(app)}"
+    subheaders = [h.value for h in app.subheader]
+    assert any(h.startswith("Canary rollout") for h in subheaders), f"no canary: {subheaders}"
     assert app.query_params.get("rate_rps") == "3000", "the lab's inputs stay in the URL"
 
 
@@ -85,11 +92,12 @@ def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():
     errors = " ".join(e.value for e in app.error)
     assert "row 3" in errors and "Nothing was changed" in errors, f"errors: {errors}"
     assert any("Upload a trace CSV" in i.value for i in app.info), "still no trace in use"
+    assert "timeline.chart" not in _charts(app), "a bad trace must not run the timeline"
     app.file_uploader(key="timeline.upload").set_value(
         ("trace.csv", b"time_s,rate_rps\n0,100\n120,400\n", "text/csv")
     ).run()
     assert_no_exception(app)
-    assert len(app.get("plotly_chart")) == 1, "a good trace runs the timeline"
+    assert "timeline.chart" in _charts(app), "a good trace runs the timeline"
 
 
 def test_the_simulator_check_runs_on_request():
@@ -106,4 +114,4 @@ def test_the_simulator_check_runs_on_request():
     assert_no_exception(app)
     text = " ".join(m.value for m in app.markdown)
     assert "Minutes over the target: model" in text, "the check's comparison is shown"
-    assert len(app.get("plotly_chart")) == 2, "the per-minute comparison chart is drawn"
+    assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
