@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from sdlab_model import teaching
+from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.design import (
     Alternatives,
     Decision,
@@ -73,6 +74,7 @@ class Assessment:
     decisions: tuple[Decision, ...]
     reasons: tuple[Reason, ...]
     min_replicas_for_target: int | None
+    packing: PackingNumbers | None = None
 
     @property
     def meets_target(self) -> bool:
@@ -162,6 +164,7 @@ def evaluate(
         decisions=design.decisions,
         reasons=design.reasons,
         min_replicas_for_target=replicas_now,
+        packing=alternatives.packing if alternatives is not None else None,
     )
 
 
@@ -194,4 +197,6 @@ def _packing_numbers(
         packed_load_wait_share=packed.load_wait_share,
         models_fit_per_replica=plan.models_fit_per_replica,
         accelerator_memory_gb=plan.inputs.accelerator_memory_gb,
+        usd_per_replica_hour=plan.usd_per_replica_hour,
+        accelerator=hardware_by_id(plan.inputs.accelerator).accelerator or "",
     )
