@@ -16,7 +16,7 @@ from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
 from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.residency.inputs import parse_sizes
 from sdlab_model.residency.latency import LOAD_TIME_SHARE
-from sdlab_model.residency.placement import ResidencyPlan, plan_residency
+from sdlab_model.residency.placement import ResidencyPlan, plan_residency, replica_usd_per_hour
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text
@@ -160,8 +160,19 @@ def recommendation(plan: ResidencyPlan) -> None:
         "model on the slot its batch took; the p99 mixes the requests that wait for a load with "
         "those that queue behind loads (scripts/residency_check.py checks it against the "
         "simulator). Dedicated: each model on its own replicas, the fewest that meet the "
-        "target; its p99 is the worst model's, an upper bound. Costs use the GPU replica price "
-        "of the sidebar."
+        "target; its p99 is the worst model's, an upper bound. " + _price_text(plan)
+    )
+
+
+def _price_text(plan: ResidencyPlan) -> str:
+    """Which price the placements' costs use, with its figures (every placement alike)."""
+    hardware = hardware_by_id(plan.inputs.accelerator)
+    gpus = plan.workload.gpu_instances_per_replica
+    price = replica_usd_per_hour(plan.workload, plan.inputs)
+    return (
+        f"Costs: ${price:,.2f} a replica-hour for every placement, the hardware catalog's "
+        f"{hardware.accelerator} price (${hardware.usd_per_hour / hardware.slots:,.3f} a GPU-hour"
+        f", {hardware.id}) times {gpus} GPU{'s' if gpus != 1 else ''} a replica."
     )
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.residency import ResidencyInputs
-from sdlab_model.residency.placement import PLACEMENT_LABELS, plan_residency
+from sdlab_model.residency.placement import (
+    PLACEMENT_LABELS,
+    plan_residency,
+    replica_usd_per_hour,
+)
 from sdlab_model.workload import Workload
 from sdlab_ui.residency_panel import money
 
@@ -41,6 +45,8 @@ def test_the_page_shows_each_placement_and_says_when_the_p99_is_a_load_time():
     assert "is a load time" in warnings, f"no plain load-time warning: {warnings!r}"
     chosen = PLACEMENT_LABELS[plan.recommended]
     assert any(chosen in s.value for s in app.success), "the recommendation is not shown"
+    price = f"${replica_usd_per_hour(workload, plan.inputs):,.2f} a replica-hour"
+    assert any(price in c.value for c in app.caption), f"the price used ({price}) is not named"
 
 
 def test_a_residency_input_goes_into_the_url_and_a_bad_one_gives_a_notice():
