@@ -29,15 +29,17 @@ from sdlab_model.timeline import (
     run_fixed_for_peak,
     run_timeline,
 )
-from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.timeline.autoscalers import (
     AUTOSCALER_KINDS,
     AUTOSCALER_LABELS,
     CPU_NODE_PROVISION_S,
     GPU_NODE_PROVISION_S,
+    HPA_CPU_INITIALIZATION_PERIOD_S,
+    HPA_METRIC_WINDOW_S,
     KNOB_RANGES,
     MAX_REPLICAS,
 )
+from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, UploadedTrace
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
@@ -600,14 +602,23 @@ def ramp_story(result: TimelineResult) -> str:
     delay = hpa_metric_delay_s(inputs.cold_start)
     peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
     settled = replicas_at_target(inputs, peak)
+    if delay > 0:
+        metric = (
+            f"The HPA uses a new pod's CPU only {delay:.0f} s after it turns ready (in its "
+            f"first {HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f} minutes a pod's metric counts "
+            f"once a whole {HPA_METRIC_WINDOW_S:.0f} s metric window follows its readiness; "
+            "until then it counts as 0% on a scale-up), so its decisions come "
+            f"{cold + delay:.0f} s apart, not every {cold:.0f} s."
+        )
+    else:
+        metric = (
+            "The HPA uses a new pod's CPU as soon as it is ready (its model load outlasts the "
+            f"{HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f}-minute CPU initialization period)."
+        )
     return (
-        f"{story} The HPA uses a new pod's CPU only {delay:.0f} s after it turns ready (within "
-        "its first 5 minutes a pod's metric counts once a whole 15 s metric window follows its "
-        f"readiness), and until then counts it as 0%, so it decides again "
-        f"{cold + delay:.0f} s apart, not every {cold:.0f} s. While a backlog is left every "
-        f"replica reports 100% busy and each sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%})"
-        f"; at the peak's {peak:,.0f} req/s without a backlog it would settle at {settled} "
-        "replicas."
+        f"{story} {metric} While a backlog is left every replica reports 100% busy, so each "
+        f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
+        f"req/s without a backlog the fleet would settle at {settled} replicas."
     )
 
 
@@ -623,16 +634,12 @@ def _cached_check(result: TimelineResult, seed: int):
 
 def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     """On request: the same arrivals and ready fleet through the discrete-event simulator."""
-    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, is_covered
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, coverage_note
 
     st.subheader("Check against the simulator")
-    workload = inputs.workload
-    if not is_covered(workload):
-        st.caption(
-            "The check simulates an unbatched fleet whose slots pool into one queue (central "
-            "queue, or round robin without batching); turn batching off and pick one of those "
-            "balancers to run it."
-        )
+    note = coverage_note(inputs.workload)
+    if note is not None:
+        st.caption(f"{note} Change those in the sidebar to run it.")
         return
     if result.totals.requests > MAX_SIMULATED_REQUESTS:
         st.caption(
@@ -643,8 +650,8 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     if not st.button("Simulate this timeline", key=CHECK_KEY):
         st.caption(
             f"Draws the {result.totals.requests:,.0f} requests as a Poisson stream of the "
-            "step's rate and serves them, first come first served, on the ready replicas "
-            "the model scheduled; then compares each minute's p99."
+            "step's rate and serves them on the ready replicas the model scheduled, through "
+            "the sidebar's balancer and batching; then compares each minute's p99."
         )
         return
     bar = st.progress(0.0, text=f"Simulating {result.totals.requests:,.0f} requests…")
