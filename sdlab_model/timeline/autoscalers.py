@@ -10,7 +10,8 @@ Four policies decide how many replicas the fleet should have (``AutoscalerConfig
   keeps the highest recommendation of the last ``hpa_scale_down_stabilization_s`` on the way
   down, and grows by at most ``max(2 x current, current + 4)`` per 15 s (the default behavior).
   A pod's CPU metric is usable one metric window after it turns ready while it is within the
-  CPU initialization period of its start, and as soon as it is ready after that.
+  CPU initialization period of its start (its StartTime, after node provisioning), and as soon
+  as it is ready after that (``model.hpa_metric_delay_s``).
 - ``kpa``: the Knative Pod Autoscaler on concurrency (requests in flight, queued included).
   Every 2 s it divides the mean concurrency of the last 60 s (stable) and of the last 6 s (panic)
   by the per-pod target (``containerConcurrency x 0.7``); panic starts when the panic count is at
