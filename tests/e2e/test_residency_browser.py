@@ -21,5 +21,6 @@ def test_models_and_memory_page_renders_its_placements(lab_page, server_url):
     assert "Models and memory" in text, "the page title is missing"
     assert "Recommended:" in text, "the recommendation is not drawn"
     assert "is a load time" in text, "the load-time warning is not drawn"
-    box = lab_page.locator('[data-testid="stDataFrame"]').bounding_box()
+    assert "Simulated where the model is approximate" in text, "no simulated p99 where unsure"
+    box = lab_page.locator('[data-testid="stDataFrame"]').first.bounding_box()
     assert box is not None and box["height"] > 80, f"the placements table is not drawn: {box}"

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strategies import WORKLOADS
 
-from sdlab_model.params import NUMERIC_BY_NAME, NUMERIC_INPUTS, TOGGLE_BY_NAME
+from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME, NUMERIC_INPUTS, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 
 _TRUE_WORDS = {"1", "true", "on", "yes", "y", "t"}
@@ -157,10 +157,18 @@ def test_from_strings_never_raises_and_gives_a_valid_workload(values):
 @example(values={"rate_rps": "1e400", "replicas": "2.5", "gpu": "maybe", "x": "1"})
 def test_from_strings_says_so_whenever_it_does_not_take_a_value_as_given(values):
     workload, notices = Workload.from_strings(values)
-    unknown = [key for key in values if str(key) not in NUMERIC_BY_NAME | TOGGLE_BY_NAME]
+    known = NUMERIC_BY_NAME | TOGGLE_BY_NAME | CHOICE_BY_NAME
+    unknown = [key for key in values if str(key) not in known]
     dirty = len(unknown)
     for key, raw in values.items():
         name = str(key)
+        if name in CHOICE_BY_NAME:  # taken as given when it names a choice (any case)
+            last = raw[-1] if isinstance(raw, (list, tuple)) and raw else raw
+            single = not isinstance(raw, (list, tuple)) or len(raw) == 1
+            word = last.strip().lower() if isinstance(last, str) else None
+            if not (single and word in CHOICE_BY_NAME[name].choices):
+                dirty += 1
+            continue
         if name not in NUMERIC_BY_NAME and name not in TOGGLE_BY_NAME:
             continue
         label = (NUMERIC_BY_NAME.get(name) or TOGGLE_BY_NAME[name]).label
