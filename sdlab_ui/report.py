@@ -289,7 +289,7 @@ def _needed(result: Assessment) -> str:
 
 
 def _accuracy_rows(view: LabView) -> list[tuple[str, str, str, str]]:
-    sim: SimSummary = view.sim
+    sim: SimSummary = view.simulated()  # run now if the page did not need it
     rows = [
         (
             f"{r.model.capitalize()} model",
