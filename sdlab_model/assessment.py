@@ -8,6 +8,7 @@ seed's rules (``sdlab_model.design``) applied to that model's own capacity and p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -84,7 +85,24 @@ def _check_model(model: str) -> None:
 def latency(workload: Workload, model: ModelName = "queueing") -> LatencyResult:
     """The chosen model's latency result for one workload."""
     _check_model(model)
-    return teaching.latency(workload) if model == "teaching" else queueing.latency(workload)
+    if model == "teaching":
+        return teaching.latency(workload)
+    return _queueing_latency(workload.with_changes(p99_target_ms=_DEFAULT_TARGET_MS))
+
+
+# Memos for the Lab's evaluations. A visitor moves one input at a time, and each alternative the
+# decisions quote is some other workload's number: moving the p99 target changes no latency
+# (the queueing model never reads it), and moving the replicas changes no p99-over-replica-counts
+# column, so those are kept per workload with the input they ignore at its default. Bounded:
+# a column is 500 floats (4 KB).
+_DEFAULT_TARGET_MS = NUMERIC_BY_NAME["p99_target_ms"].default
+_DEFAULT_REPLICAS = int(NUMERIC_BY_NAME["replicas"].default)
+_MEMO_ENTRIES = 256
+
+
+@lru_cache(maxsize=_MEMO_ENTRIES)
+def _queueing_latency(workload: Workload) -> LatencyResult:
+    return queueing.latency(workload)
 
 
 def p99_grid(
@@ -104,11 +122,21 @@ def p99_grid(
 
 def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -> int | None:
     """Smallest replica count (up to the slider maximum) whose p99 meets the target, else None."""
+    _check_model(model)
+    key = workload.with_changes(replicas=_DEFAULT_REPLICAS, p99_target_ms=_DEFAULT_TARGET_MS)
+    meets = np.flatnonzero(_p99_over_replica_counts(key, model) <= workload.p99_target_ms)
+    return int(meets[0]) + 1 if meets.size else None
+
+
+@lru_cache(maxsize=_MEMO_ENTRIES)
+def _p99_over_replica_counts(workload: Workload, model: ModelName) -> np.ndarray:
+    """p99 (ms) at 1, 2, ... up to the slider's maximum replicas, at the workload's rate
+    (read-only: it is shared)."""
     top = int(NUMERIC_BY_NAME["replicas"].maximum)
     counts = np.arange(1, top + 1, dtype=float)
     p99 = p99_grid(workload, np.array([workload.rate_rps]), counts, model)[:, 0]
-    meets = np.flatnonzero(p99 <= workload.p99_target_ms)
-    return int(counts[meets[0]]) if meets.size else None
+    p99.setflags(write=False)
+    return p99
 
 
 def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
@@ -120,7 +148,7 @@ def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
         toggled = workload.with_changes(dynamic_batching=not workload.dynamic_batching)
         other = workload.with_changes(gpu=not workload.gpu)
         alternatives = Alternatives(
-            batching_toggled_p99_ms=queueing.latency(toggled).p99_ms,
+            batching_toggled_p99_ms=latency(toggled, model).p99_ms,
             replicas_now=replicas_now,
             replicas_batching_toggled=min_replicas_for_target(toggled, model),
             replicas_other_hardware=min_replicas_for_target(other, model),
