@@ -7,6 +7,7 @@ own grey layer rather than as a very large colour value.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,7 +75,10 @@ class PreparedFigure(go.Figure):
 
     def __init__(self, figure: go.Figure | dict) -> None:
         if isinstance(figure, dict):
-            super().__init__()
+            # The empty figure's own state, shared by every figure made from a spec: building it
+            # was most of a small chart's cost (~0.7 ms, a fresh Lab's breakdown), and these
+            # figures' data and layout stay empty and are never changed.
+            self.__dict__.update(_empty_figure_state())
             self._prepared_dict = _encoded(
                 {"data": figure.get("data", []), "layout": figure.get("layout", {})}
             )
@@ -84,6 +88,11 @@ class PreparedFigure(go.Figure):
 
     def to_dict(self) -> dict:
         return self._prepared_dict
+
+
+@functools.cache
+def _empty_figure_state() -> dict:
+    return dict(go.Figure().__dict__)
 
 
 def _encoded(spec: object) -> object:
