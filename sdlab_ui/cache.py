@@ -40,6 +40,10 @@ SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
 @st.cache_data(max_entries=512, hash_funcs=_KEY, show_spinner=False)
 def assessment(workload: Workload, model: ModelName) -> Assessment:
     """``sdlab_model.evaluate``, cached (near saturation, one at a time: see ``budget``)."""
+    return _evaluate(workload, model)
+
+
+def _evaluate(workload: Workload, model: ModelName) -> Assessment:
     with budget.slot(budget.evaluation_lane(workload, model)):
         return evaluate(workload, model)
 
@@ -170,8 +174,12 @@ def lab_view(workload: Workload, model: ModelName) -> LabView:
 
 @st.cache_resource(max_entries=64, hash_funcs=_KEY, show_spinner=False)
 def _lab_view(workload: Workload, model: ModelName) -> LabView:
-    """The Lab page's results and figures, built once per inputs and shared read-only."""
-    queueing, teaching = assessment(workload, "queueing"), assessment(workload, "teaching")
+    """The Lab page's results and figures, built once per inputs and shared read-only.
+
+    The evaluations are not cached on their own as well: this cache keeps them, and each extra
+    cache a fresh rerun misses costs it a hash, a pickle and a lock.
+    """
+    queueing, teaching = _evaluate(workload, "queueing"), _evaluate(workload, "teaching")
     result = queueing if model == "queueing" else teaching
     sim = simulation(workload) if needs_simulation(queueing) else None
     rows = tuple(
