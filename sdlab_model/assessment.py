@@ -42,6 +42,7 @@ __all__ = [
     "evaluate",
     "latency",
     "min_replicas_for_target",
+    "p99_cells",
 ]
 
 
@@ -118,6 +119,21 @@ def p99_grid(
     _check_model(model)
     module = teaching if model == "teaching" else queueing
     return module.p99_grid(workload, np.asarray(rates_rps, float), np.asarray(replicas, float))
+
+
+def p99_cells(
+    workload: Workload,
+    rates_rps: np.ndarray,
+    replicas: np.ndarray,
+    model: ModelName = "queueing",
+) -> np.ndarray:
+    """p99 (ms) per (rate, replica count) pair: ``rates_rps`` and ``replicas`` of one shape, each
+    cell what ``p99_grid`` gives for that pair; inf if unstable. For searches that need a few
+    counts per rate rather than every count at every rate."""
+    _check_model(model)
+    module = teaching if model == "teaching" else queueing
+    rates, counts = np.broadcast_arrays(np.asarray(rates_rps, float), np.asarray(replicas, float))
+    return module.p99_cells(workload, rates, counts)
 
 
 def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -> int | None:

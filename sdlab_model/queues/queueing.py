@@ -62,6 +62,15 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
     """
     rates = np.asarray(rates_rps, dtype=float).ravel()[None, :]
     counts = np.asarray(replicas, dtype=float).ravel()[:, None]
+    return p99_cells(workload, rates, counts)
+
+
+def p99_cells(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
+    """p99 (ms) per cell of ``rates_rps`` and ``replicas`` broadcast together (two arrays of one
+    shape: one (rate, replica count) pair per cell); ``inf`` if unstable. Each cell is what
+    ``p99_grid`` gives for that pair."""
+    rates = np.asarray(rates_rps, dtype=float)
+    counts = np.asarray(replicas, dtype=float)
     if not is_pooled_model(workload):
         return _fleet_grid(workload, rates, counts)
     servers = counts * workload.slots_per_replica
