@@ -378,10 +378,12 @@ def report_downloads(view: cache.LabView) -> None:
     for the server to hold and expire (an expired one answered a late click with a 404).
     """
     st.markdown("#### Take the design away")
-    left, middle, right = st.columns(3)
+    # One row that wraps on a narrow screen: a horizontal container is one element, three
+    # columns were four.
+    row = st.container(horizontal=True)
     workload, model = view.result.workload, view.result.model
     link_query = state.link_query(workload, model)
-    left.download_button(
+    row.download_button(
         "Download report (HTML, opens offline)",
         functools.partial(_html_report, view, link_query),
         file_name=report.HTML_FILE_NAME,
@@ -390,7 +392,7 @@ def report_downloads(view: cache.LabView) -> None:
         on_click="ignore",
         icon=":material/description:",
     )
-    middle.download_button(
+    row.download_button(
         "Download summary (Markdown)",
         functools.partial(report.markdown_report, view, link_query=link_query),
         file_name=report.MARKDOWN_FILE_NAME,
@@ -399,7 +401,7 @@ def report_downloads(view: cache.LabView) -> None:
         on_click="ignore",
         icon=":material/notes:",
     )
-    right.download_button(
+    row.download_button(
         "Download scenario file (JSON)",
         functools.partial(scenario_file.dumps, workload, model),
         file_name=scenario_file.FILE_NAME,
