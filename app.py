@@ -23,10 +23,22 @@ page = st.navigation(
             url_path="heatmaps",
         ),
         st.Page(
+            _PAGES_DIR / "timeline.py",
+            title="Timeline",
+            icon=":material/timeline:",
+            url_path="timeline",
+        ),
+        st.Page(
             _PAGES_DIR / "advice.py",
             title="Advice & cost",
             icon=":material/payments:",
             url_path="advice",
+        ),
+        st.Page(
+            _PAGES_DIR / "residency.py",
+            title="Models and memory",
+            icon=":material/memory:",
+            url_path="residency",
         ),
         st.Page(
             _PAGES_DIR / "tradeoffs.py",

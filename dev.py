@@ -9,7 +9,8 @@
 ``run`` and ``test`` make a virtual environment in .venv on first use and install into it from
 requirements.txt (run) or requirements-dev.txt (test): exact pins, the versions the suite passed
 with. They reinstall only when those files change. Anything after the command goes to streamlit
-or pytest, e.g. ``python3 dev.py test -k heatmap``.
+or pytest, e.g. ``python3 dev.py test -k heatmap``. Tests run on one process per core, at most
+four (``-n 0`` runs them in one).
 """
 
 from __future__ import annotations
@@ -184,8 +185,20 @@ def main(argv: list[str]) -> int:
     if command == "run":
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})
-    args = [str(python), "-m", "pytest", *rest]
+    args = [str(python), "-m", "pytest", *_default_workers(rest), *rest]
     return subprocess.call(args, cwd=ROOT)
+
+
+MAX_TEST_WORKERS = 4
+"""Test processes at most (pytest-xdist): each browser-test worker runs its own server."""
+
+
+def _default_workers(rest: list[str]) -> list[str]:
+    """``-n <cores, at most 4>`` unless the command line chooses (``-n 0`` runs in one process)."""
+    chosen = any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in rest)
+    if chosen or "no:xdist" in rest:
+        return []
+    return ["-n", str(max(1, min(MAX_TEST_WORKERS, os.cpu_count() or 1)))]
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """sdlab's model: the serving system as pure Python + numpy. No UI library is imported here."""
 
+from sdlab_model.advice import Advice, advise
 from sdlab_model.architecture import FLOWS, NODE_IDS, NODES, to_dot
 from sdlab_model.assessment import (
     Assessment,
@@ -42,6 +43,7 @@ __all__ = [
     "TOGGLE_INPUTS",
     "TRADEOFFS",
     "WALKTHROUGH",
+    "Advice",
     "Assessment",
     "Decision",
     "LatencyResult",
@@ -52,6 +54,7 @@ __all__ = [
     "SimResult",
     "Stage",
     "Workload",
+    "advise",
     "evaluate",
     "latency",
     "min_replicas_for_target",

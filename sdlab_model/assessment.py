@@ -20,13 +20,16 @@ from sdlab_model.design import (
     Design,
     Meter,
     Needs,
+    PackingNumbers,
     Reason,
     Stage,
     assess,
+    needs_of,
 )
 from sdlab_model.latency import Accuracy, LatencyResult
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.queues import queueing
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.workload import Workload
 
 ModelName = Literal["queueing", "teaching"]
@@ -155,8 +158,15 @@ def _p99_over_replica_counts(workload: Workload, model: ModelName) -> np.ndarray
     return p99
 
 
-def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
-    """Assess one workload: latencies, capacity, stability, recommendation, states and advice."""
+def evaluate(
+    workload: Workload, model: ModelName = "queueing", residency: ResidencyInputs | None = None
+) -> Assessment:
+    """Assess one workload: latencies, capacity, stability, recommendation, states and advice.
+
+    In queueing mode, a GPU fleet the rules say needs packing also gets the residency model's
+    placements (``sdlab_model.residency``, with ``residency`` or the default inputs): the
+    packing decision then says which placement meets the target for less.
+    """
     result = latency(workload, model)
     replicas_now = min_replicas_for_target(workload, model)
     alternatives = None
@@ -170,6 +180,7 @@ def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
             replicas_other_hardware=min_replicas_for_target(other, model),
             usd_per_replica_hour=_price(workload),
             other_usd_per_replica_hour=_price(other),
+            packing=_packing_numbers(workload, result, residency),
         )
     design: Design = assess(workload, result, alternatives)
     return Assessment(
@@ -200,3 +211,31 @@ def evaluate(workload: Workload, model: ModelName = "queueing") -> Assessment:
 
 def _price(workload: Workload) -> float:
     return workload.gpu_usd_per_replica_hour if workload.gpu else workload.cpu_usd_per_replica_hour
+
+
+def _packing_numbers(
+    workload: Workload, result: LatencyResult, residency: ResidencyInputs | None
+) -> PackingNumbers | None:
+    """The residency model's placements, where the rules call for packing a GPU fleet."""
+    if not workload.gpu or workload.is_central_queue or workload.models_hosted < 2:
+        return None
+    if not needs_of(workload, result).needs_packing:
+        return None
+    # Imported here: the residency model itself reads this module's p99 grid.
+    from sdlab_model.residency.placement import PLACEMENT_LABELS, plan_residency
+
+    plan = plan_residency(workload, residency or ResidencyInputs(), sweep=False)
+    chosen = plan.placement(plan.recommended) if plan.recommended else None
+    packed = plan.placement("packed_lru")
+    return PackingNumbers(
+        recommended=plan.recommended,
+        recommended_label=PLACEMENT_LABELS[plan.recommended] if plan.recommended else "",
+        recommended_usd_per_hour=chosen.usd_per_hour_to_meet if chosen else float("inf"),
+        recommended_replicas=chosen.replicas_to_meet if chosen else None,
+        dedicated_usd_per_hour=plan.placement("dedicated").usd_per_hour_to_meet,
+        packed_p99_ms=packed.p99_ms,
+        packed_hit_ratio=packed.hit_ratio,
+        packed_load_wait_share=packed.load_wait_share,
+        models_fit_per_replica=plan.models_fit_per_replica,
+        accelerator_memory_gb=plan.inputs.accelerator_memory_gb,
+    )

@@ -121,6 +121,26 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class PackingNumbers:
+    """What the residency model (``sdlab_model.residency``) says about packing this workload.
+
+    ``recommended``: the cheapest placement meeting the target (``dedicated``, ``packed_lru``,
+    ``packed_pinned``) or ``None``; the packed figures are the LRU placement's at the workload.
+    """
+
+    recommended: str | None
+    recommended_label: str
+    recommended_usd_per_hour: float
+    recommended_replicas: int | None
+    dedicated_usd_per_hour: float
+    packed_p99_ms: float
+    packed_hit_ratio: float
+    packed_load_wait_share: float
+    models_fit_per_replica: int
+    accelerator_memory_gb: float
+
+
+@dataclass(frozen=True)
 class Alternatives:
     """What the queueing model says about the nearest alternatives to the current design.
 
@@ -134,6 +154,7 @@ class Alternatives:
     replicas_other_hardware: int | None
     usd_per_replica_hour: float
     other_usd_per_replica_hour: float
+    packing: PackingNumbers | None = None
 
 
 @dataclass(frozen=True)
@@ -662,6 +683,10 @@ def assess(
         meters, decisions, reasons = _queueing_decisions(
             workload, latency, alternatives, meters, decisions, reasons
         )
+        if alternatives.packing is not None:
+            meters, decisions, reasons = _packing_decision(
+                workload, alternatives.packing, meters, decisions, reasons
+            )
     if needs.tail_missed or needs.over_capacity:
         meters, reasons = _no_ok_beside_a_failure(meters, reasons)
     return Design(
@@ -790,6 +815,54 @@ def _queueing_decisions(workload, latency, alternatives, meters, decisions, reas
         extra.append(Reason("hardware", hardware_status, hardware_text))
     if extra:
         reasons = (reasons[0], reasons[1], *extra, *reasons[2:])[:MAX_REASONS]
+    return meters, decisions, reasons
+
+
+def _dedicated_cost_text(usd_per_hour: float) -> str:
+    if not math.isfinite(usd_per_hour):
+        return "dedicated replicas, which cannot meet it up to 500 replicas"
+    return f"${usd_per_hour:,.2f}/h dedicated"
+
+
+def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reasons):
+    """The packing decision, its reason and meter text from the residency model's numbers."""
+    models = workload.models_hosted
+    fit = f"{packing.models_fit_per_replica} of {models:,} models fit in a GPU's " + (
+        f"{packing.accelerator_memory_gb:g} GB"
+    )
+    if math.isinf(packing.packed_p99_ms):
+        packed = "a packed LRU fleet thrashes: loads alone overrun its slots (unstable (∞))"
+    else:
+        packed = (
+            f"a packed LRU fleet hits {packing.packed_hit_ratio:.0%} of the time and its p99 is "
+            f"{_ms(packing.packed_p99_ms)} ({packing.packed_load_wait_share:.1%} of requests "
+            "wait for a load)"
+        )
+    if packing.recommended is None:
+        state, status = "needed", "danger"
+        text = f"{fit}; {packed}, and no placement meets the target up to 500 replicas."
+    elif packing.recommended == "dedicated":
+        state, status = "tradeoff", "warning"
+        text = (
+            f"Packing costs more than it saves here: {fit}, so {packed}. Dedicated replicas per "
+            f"model meet the target for ${packing.recommended_usd_per_hour:,.2f}/h "
+            f"({_replicas_text(packing.recommended_replicas)})."
+        )
+    else:
+        state, status = "needed", "ok"
+        text = (
+            f"{packing.recommended_label} meets the target for "
+            f"${packing.recommended_usd_per_hour:,.2f}/h "
+            f"({_replicas_text(packing.recommended_replicas)}), against "
+            f"{_dedicated_cost_text(packing.dedicated_usd_per_hour)}; {fit}."
+        )
+    decisions = tuple(
+        replace(d, state=state, text=text) if d.id == "packing" else d for d in decisions
+    )
+    reasons = tuple(Reason("packing", status, text) if r.id == "packing" else r for r in reasons)
+    meters = tuple(
+        replace(m, value_text=f"{fit} per replica") if m.id == "multi_model" else m for m in meters
+    )
     return meters, decisions, reasons
 
 

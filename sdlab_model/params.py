@@ -306,3 +306,69 @@ SEED_GPU_FACTOR = 8.0
 SEED_BATCH_MULTIPLIER_CEILING = 6.0
 SAFE_UTILIZATION = 0.75
 MODELS_PER_REPLICA_HOT = 4
+
+# Model residency (sdlab_model.residency): memory, model sizes and load speed. Kept apart from the
+# Workload's inputs: they describe what a replica holds, not the traffic, and only the residency
+# model and the packing decision read them.
+RESIDENCY_INPUTS: tuple[NumericInput, ...] = (
+    NumericInput(
+        "model_size_gb",
+        "Model size",
+        0.05,
+        80,
+        2,
+        "log",
+        "GB",
+        False,
+        "Accelerator memory one model's weights take (e.g. 2 GB: a 1-billion-parameter model in "
+        "FP16). Every hosted model has this size unless a list of sizes is given.",
+    ),
+    NumericInput(
+        "activation_reserve_gb",
+        "Memory reserved for activations",
+        0,
+        64,
+        4,
+        "linear",
+        "GB",
+        False,
+        "Accelerator memory kept for activations, batches and the runtime, not for weights. "
+        "Our assumption, not a measurement: size it from your own profile.",
+    ),
+    NumericInput(
+        "load_gb_per_s",
+        "Load bandwidth",
+        0.1,
+        64,
+        20,
+        "log",
+        "GB/s",
+        False,
+        "Host-to-accelerator copy speed of a model's weights. Default (an estimate): PCIe 4.0 "
+        "x16 carries 31.5 GB/s each way (16 GT/s x 16 lanes, 128b/130b; PCI-SIG PCI Express "
+        "Base Specification 4.0, 2017) and pinned copies reach about 70% of a link in practice "
+        "(11 GB/s of PCIe 3.0 x16's 15.75, NVIDIA developer forum 'How to Optimize Data "
+        "Transfers in CUDA C/C++', read 2026-11-30), so ~22 GB/s, rounded down to 20. Loading "
+        "from network storage is slower: lower it.",
+    ),
+    NumericInput(
+        "load_overhead_ms",
+        "Fixed load overhead",
+        1,
+        30_000,
+        50,
+        "log",
+        "ms",
+        False,
+        "Time a load takes besides copying the weights (allocating memory, setting up the "
+        "runtime). Our estimate for weights already in host memory; a framework that builds "
+        "engines or reads from disk on load takes seconds.",
+    ),
+)
+RESIDENCY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in RESIDENCY_INPUTS}
+DEFAULT_ACCELERATOR = "aws-g5-xlarge"
+"""The default replica's GPU (NVIDIA A10G, 24 GB): the one the default GPU price is four of."""
+MODEL_SIZES_PARAM = "model_sizes_gb"
+"""URL key of an optional list of model sizes (GB, most popular first, comma-separated)."""
+ACCELERATOR_PARAM = "accelerator"
+MAX_MODEL_SIZES = 500

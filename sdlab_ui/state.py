@@ -19,6 +19,16 @@ the state from the URL. Every other run keeps the state and writes it back: a pa
 Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
 URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
 never a lab's (whose URL is never bare), so Back to it keeps the state too.
+
+A design pinned for comparison ("A", the current lab being "B") rides in the same URL: ``a=1``
+marks it and ``a.<input>=<value>`` holds each of its inputs that differs from the default
+(``?replicas=12&a=1&a.replicas=10``), so a shared link reopens both designs.
+
+Page parameters: a page may keep its own inputs in the URL under dotted keys, ``prefix.name``
+(the Timeline page's ``tl.traffic=spike``). The workload parser never sees them; the URL keeps
+them beside the lab's; ``page_params`` gives a page what the URL held when the session started
+or on Back/Forward (with ``url_loads`` counting such loads, so a page knows when to reload), and
+``set_page_params`` writes the page's current values.
 """
 
 from __future__ import annotations
@@ -33,14 +43,18 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.assessment import ModelName
 from sdlab_model.params import (
+    ACCELERATOR_PARAM,
     CHOICE_INPUTS,
     DEFAULT_MODEL,
     MODEL_CHOICES,
+    MODEL_SIZES_PARAM,
     NUMERIC_INPUTS,
+    RESIDENCY_BY_NAME,
     TOGGLE_INPUTS,
     ChoiceInput,
     NumericInput,
 )
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
@@ -49,9 +63,21 @@ _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
 _NOTICES_KEY = "sdlab.notices"
 _URL_KEY = "sdlab.url"  # the query parameters the lab last wrote
+_PINNED_KEY = "sdlab.pinned"  # design A, pinned for comparison, or None
+_RESIDENCY_KEY = "sdlab.residency"
+_PAGE_URL_KEY = "sdlab.page_url"  # dotted page parameters as the URL last loaded them
+_URL_LOADS_KEY = "sdlab.url_loads"
+PAGE_PARAM_SEPARATOR = "."
+PAGE_PARAM_PREFIXES = ("tl",)
+"""Pages that keep inputs in the URL: the Timeline page (``tl.``). Other dotted keys are unknown
+settings like any other, with a notice."""
+_PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
 MODEL_PARAM = "model"
+PIN_PARAM = "a"
+"""Marks a pinned design A in the URL; its inputs follow as ``a.<input>``."""
+PIN_PREFIX = PIN_PARAM + "."
 MODEL_LABELS: dict[str, str] = {
     "queueing": "Queueing (M/D/c + batching)",
     "teaching": "Teaching (the original page's budgets)",
@@ -69,6 +95,10 @@ MAX_NOTICES_SHOWN = 5
 URL_SIGNIFICANT_DIGITS = 6
 """Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
 _DEFAULT_STRINGS = Workload().to_strings()
+_DEFAULT_RESIDENCY = ResidencyInputs()
+_DEFAULT_RESIDENCY_STRINGS = _DEFAULT_RESIDENCY.to_strings()
+RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
+"""URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +107,7 @@ class LabState:
 
     workload: Workload
     model: ModelName
+    residency: ResidencyInputs = _DEFAULT_RESIDENCY
 
 
 def widget_key(name: str) -> str:
@@ -97,34 +128,93 @@ def plain_text(text: str) -> str:
 def current() -> LabState:
     """The canonical state, taken from the URL on a session's first run and after Back/Forward."""
     if _WORKLOAD_KEY not in st.session_state or _url_moved():
-        workload, model, notices = parse_query_params(_query_param_lists())
+        values = _query_param_lists()
+        workload, model, notices = parse_query_params(values)
+        pinned, pin_notices = parse_pinned(values)
+        residency, residency_notices = ResidencyInputs.from_strings(values)
+        st.session_state[_PAGE_URL_KEY] = {
+            key: given[-1] for key, given in values.items() if _is_page_param(key) and given
+        }
+        st.session_state[_URL_LOADS_KEY] = st.session_state.get(_URL_LOADS_KEY, 0) + 1
         st.session_state[_WORKLOAD_KEY] = workload
         st.session_state[_MODEL_KEY] = model
-        st.session_state[_NOTICES_KEY] = notices
+        st.session_state[_PINNED_KEY] = pinned
+        st.session_state[_RESIDENCY_KEY] = residency
+        st.session_state[_NOTICES_KEY] = notices + pin_notices + residency_notices
         st.session_state[_URL_KEY] = st.query_params.to_dict()
-    return LabState(st.session_state[_WORKLOAD_KEY], st.session_state[_MODEL_KEY])
+    return LabState(
+        st.session_state[_WORKLOAD_KEY],
+        st.session_state[_MODEL_KEY],
+        st.session_state.get(_RESIDENCY_KEY, ResidencyInputs()),
+    )
 
 
-def url_params(workload: Workload, model: str) -> dict[str, str]:
+def pinned() -> Workload | None:
+    """Design A, pinned for comparison with the current lab, or None."""
+    current()
+    return st.session_state.get(_PINNED_KEY)
+
+
+def pin() -> None:
+    """Pin the current lab as design A; later changes make design B."""
+    st.session_state[_PINNED_KEY] = current().workload
+
+
+def unpin() -> None:
+    current()
+    st.session_state[_PINNED_KEY] = None
+
+
+def swap_pinned() -> None:
+    """Make design A the lab and pin the current design in its place."""
+    lab = current()
+    design_a = st.session_state.get(_PINNED_KEY)
+    if design_a is not None:
+        load(design_a)
+        st.session_state[_PINNED_KEY] = lab.workload
+
+
+def url_params(
+    workload: Workload,
+    model: str,
+    residency: ResidencyInputs | None = None,
+    pinned: Workload | None = None,
+) -> dict[str, str]:
     """The lab's query parameters: only what differs from the defaults, each in short text.
+
+    ``residency`` (the Models and memory inputs) adds its own keys the same way.
 
     The model is named where it is not the default, or where nothing else is (the default lab).
     ``Workload.from_strings`` reads them back (a missing key is its default). A number is written
     to ``URL_SIGNIFICANT_DIGITS`` digits, so ``0.29000000000000004`` from a slider reads ``0.29``.
+    A pinned design A follows as ``a=1`` and ``a.<input>`` for its inputs off their defaults.
     """
-    params = {
+    params = _differences(workload)
+    if residency is not None:
+        params.update(
+            (name, text if name == MODEL_SIZES_PARAM else _url_text(text))
+            for name, text in residency.to_strings().items()
+            if text != _DEFAULT_RESIDENCY_STRINGS[name]
+        )
+    if model != DEFAULT_MODEL or not params:
+        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
+    if pinned is not None:
+        params[PIN_PARAM] = "1"
+        params.update({PIN_PREFIX + name: text for name, text in _differences(pinned).items()})
+    return params
+
+
+def _differences(workload: Workload) -> dict[str, str]:
+    return {
         name: _url_text(text)
         for name, text in workload.to_strings().items()
         if text != _DEFAULT_STRINGS[name]
     }
-    if model != DEFAULT_MODEL or not params:
-        params[MODEL_PARAM] = model  # the default lab too: a lab's URL is never bare
-    return params
 
 
-def link_query(workload: Workload, model: str) -> str:
+def link_query(workload: Workload, model: str, residency: ResidencyInputs | None = None) -> str:
     """The lab's query string as the address bar shows it (``?rate_rps=3000``)."""
-    return "?" + urlencode(url_params(workload, model))
+    return "?" + urlencode(url_params(workload, model, residency))
 
 
 def _url_text(exact: str) -> str:
@@ -138,8 +228,17 @@ def _url_text(exact: str) -> str:
 
 
 def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelName, tuple[str, ...]]:
-    """Workload, model and notices from query parameters; never raises."""
-    workload, notices = Workload.from_strings(values, ignore=(MODEL_PARAM,))
+    """Workload, model and notices from query parameters; never raises.
+
+    A pinned design's parameters (``a``, ``a.<input>``) are ``parse_pinned``'s and a page's own
+    dotted ones (``tl.<input>``) the page's, not read here.
+    """
+    own = {
+        key: value
+        for key, value in values.items()
+        if not _is_pin_key(key) and not _is_page_param(key)
+    }
+    workload, notices = Workload.from_strings(own, ignore=(MODEL_PARAM, *RESIDENCY_PARAMS))
     model: str = DEFAULT_MODEL
     given = values.get(MODEL_PARAM) or []
     if given:
@@ -154,6 +253,58 @@ def parse_query_params(values: dict[str, list[str]]) -> tuple[Workload, ModelNam
     return workload, cast(ModelName, model), notices
 
 
+def parse_pinned(values: dict[str, list[str]]) -> tuple[Workload | None, tuple[str, ...]]:
+    """Design A from the ``a.<input>`` query parameters (None without ``a``); never raises.
+
+    Its notices say they are about design A. ``a.<input>`` keys without ``a`` are reported and
+    otherwise ignored, so a truncated link never pins a design by accident.
+    """
+    inputs = {
+        str(key)[len(PIN_PREFIX) :]: value
+        for key, value in values.items()
+        if str(key).startswith(PIN_PREFIX)
+    }
+    if PIN_PARAM not in values:
+        if not inputs:
+            return None, ()
+        return None, ("Ignored design A's settings: the link has no a=1 to pin a design.",)
+    workload, notices = Workload.from_strings(inputs)
+    return workload, tuple(f"Pinned design A: {notice}" for notice in notices)
+
+
+def _is_pin_key(key: object) -> bool:
+    return key == PIN_PARAM or str(key).startswith(PIN_PREFIX)
+
+
+def _is_page_param(key: object) -> bool:
+    return bool(_PAGE_PARAM.match(str(key)))
+
+
+def page_params(prefix: str) -> dict[str, str]:
+    """One page's parameters (``prefix.name`` keys, by ``name``) as the URL last loaded them."""
+    current()
+    start = prefix + PAGE_PARAM_SEPARATOR
+    given = st.session_state.get(_PAGE_URL_KEY, {})
+    return {key[len(start) :]: value for key, value in given.items() if key.startswith(start)}
+
+
+def url_loads() -> int:
+    """How many times this session has loaded its state from the URL (first run, Back/Forward)."""
+    current()
+    return int(st.session_state.get(_URL_LOADS_KEY, 0))
+
+
+def set_page_params(prefix: str, params: dict[str, str]) -> None:
+    """Put one page's parameters in the URL beside the lab's (replacing its earlier ones)."""
+    start = prefix + PAGE_PARAM_SEPARATOR
+    wanted = {key: value for key, value in st.query_params.to_dict().items()}
+    wanted = {key: value for key, value in wanted.items() if not key.startswith(start)}
+    wanted.update({start + name: value for name, value in params.items()})
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+    st.session_state[_URL_KEY] = wanted
+
+
 def load(workload: Workload, model: str | None = None) -> None:
     """Make ``workload`` (and ``model`` if given) the lab's state; clears notices."""
     current()
@@ -163,9 +314,22 @@ def load(workload: Workload, model: str | None = None) -> None:
     st.session_state[_NOTICES_KEY] = ()
 
 
+def load_residency(inputs: ResidencyInputs) -> None:
+    """Make ``inputs`` the lab's residency inputs; clears notices."""
+    current()
+    st.session_state[_RESIDENCY_KEY] = inputs
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def set_notices(notices: tuple[str, ...]) -> None:
+    """Show these notices until the next change (e.g. what a typed list of sizes dropped)."""
+    st.session_state[_NOTICES_KEY] = tuple(notices)
+
+
 def reset() -> None:
     """Every input back to its default, the default model."""
     load(Workload(), DEFAULT_MODEL)
+    st.session_state[_RESIDENCY_KEY] = ResidencyInputs()
 
 
 def render_sidebar() -> LabState:
@@ -203,6 +367,7 @@ def render_sidebar() -> LabState:
             "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
         )
         copy_link_button()
+        _pin_button()
     _write_query_params(state)
     return state
 
@@ -260,6 +425,21 @@ def copy_link_button() -> None:
 """,
         unsafe_allow_javascript=True,
     )
+
+
+def _pin_button() -> None:
+    if st.session_state.get(_PINNED_KEY) is None:
+        st.button(
+            "Pin this design as A",
+            key=_WIDGET_PREFIX + "pin",
+            on_click=pin,
+            width="stretch",
+            help="Pin it, then change the sidebar: the Lab page shows A and the new design B "
+            "side by side, and the link holds both.",
+        )
+    else:
+        st.button("Unpin design A", key=_WIDGET_PREFIX + "unpin", on_click=unpin, width="stretch")
+        st.caption("Design A is pinned: the Lab page compares it with this design, B.")
 
 
 def show_notices() -> None:
@@ -358,7 +538,11 @@ def is_history_navigation() -> bool:
 
 def _write_query_params(state: LabState) -> None:
     """Write the URL (Streamlit pushes a history entry when it changes) and remember it."""
-    wanted = url_params(state.workload, state.model)
+    wanted = url_params(
+        state.workload, state.model, state.residency, st.session_state.get(_PINNED_KEY)
+    )
+    # A page's own parameters stay; the page itself rewrites them (``set_page_params``).
+    wanted.update({k: v for k, v in st.query_params.to_dict().items() if _is_page_param(k)})
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[_URL_KEY] = wanted

@@ -162,3 +162,17 @@ def test_dev_run_starts_the_server_with_two_malloc_arenas():
     assert dev.SERVER_ENVIRONMENT.get("MALLOC_ARENA_MAX") == "2", (
         "python3 dev.py run should start Streamlit with MALLOC_ARENA_MAX=2 (see README, Deploy)"
     )
+
+
+def test_the_test_command_runs_on_every_core_unless_told_otherwise(monkeypatch):
+    sys.path.insert(0, str(ROOT))
+    import dev
+
+    monkeypatch.setattr(dev.os, "cpu_count", lambda: 2)
+    assert dev._default_workers([]) == ["-n", "2"], "python3 dev.py test should use both cores"
+    monkeypatch.setattr(dev.os, "cpu_count", lambda: 32)
+    assert dev._default_workers(["-k", "lab"]) == ["-n", str(dev.MAX_TEST_WORKERS)], (
+        "a big machine should stop at MAX_TEST_WORKERS browser-test servers"
+    )
+    for chosen in (["-n", "0"], ["-n0"], ["--numprocesses=3"], ["-p", "no:xdist"]):
+        assert dev._default_workers(chosen) == [], f"{chosen} chose the workers itself"

@@ -264,6 +264,11 @@ def _run_fleet(
     completion_ms: np.ndarray,
     batch_sizes: np.ndarray,
     batch_first: np.ndarray,
+    model_size_gb: np.ndarray,
+    load_ms: np.ndarray,
+    pinned: np.ndarray,
+    cache_gb: float,
+    batch_load_ms: np.ndarray,
 ) -> int:
     """Serve sorted arrivals through a load balancer and per-replica, per-model batchers.
 
@@ -280,6 +285,15 @@ def _run_fleet(
     the batch's oldest request, when that array is not empty). Events at the same time run
     window expiries (oldest head first), then completions, then arrivals: an arrival sees every
     slot freed at its own instant, and a freed slot sees every queue ready by then.
+
+    Model residency, when ``model_size_gb`` is not empty: each replica keeps the models it has
+    loaded in ``cache_gb`` of memory, least recently dispatched first out (``pinned`` models are
+    never evicted). A batch of a model that is not resident loads it first, on the slot it took:
+    the slot is busy ``load_ms[model]`` longer, and a batch of the same model dispatched on
+    another slot while the load runs waits on its slot until the load is done. A model is marked
+    used when a batch of it is dispatched. Every replica starts warm: pinned models, then the
+    most popular (lowest index) that fit. ``batch_load_ms`` gets each batch's wait for a load (0
+    on a hit). Without residency the arithmetic is exactly the plain kernel's.
 
     Fills ``dispatch_ms`` and ``completion_ms`` per request, and ``batch_sizes`` and
     ``batch_first`` (its oldest request) per batch, in dispatch order; returns the number of
@@ -313,6 +327,19 @@ def _run_fleet(
     event_payload = np.empty(capacity, dtype=np.int64)
     events = 0
     random_service = service_multiplier.shape[0] > 0
+    # Residency: per (replica, model) whether resident, when last used and when its load ends.
+    residency = model_size_gb.shape[0] > 0
+    cached = replicas * models if residency else 0
+    resident = np.zeros(cached, dtype=np.bool_)
+    last_used = np.zeros(cached, dtype=np.int64)
+    loaded_at_ms = np.zeros(cached)
+    used_gb = np.zeros(replicas)
+    stamp = 0
+    if residency:
+        for replica in range(replicas):
+            used_gb[replica] = warm_cache(
+                resident, last_used, model_size_gb, pinned, cache_gb, replica * models, models
+            )
     batches = 0
     next_arrival = 0
     while next_arrival < count or events > 0:
@@ -422,7 +449,28 @@ def _run_fleet(
             service = service_by_size_ms[size]
             if random_service:  # drawn per batch's oldest request: independent of event order
                 service = service * service_multiplier[request]
-            done = now + service
+            start = now
+            if residency:
+                cache = replica * models + model
+                if not resident[cache]:
+                    used_gb[replica] = lru_admit(
+                        resident,
+                        last_used,
+                        used_gb[replica],
+                        model_size_gb,
+                        pinned,
+                        cache_gb,
+                        replica * models,
+                        models,
+                        model,
+                    )
+                    loaded_at_ms[cache] = now + load_ms[model]
+                stamp += 1
+                last_used[cache] = stamp
+                if loaded_at_ms[cache] > now:
+                    start = loaded_at_ms[cache]
+                batch_load_ms[batches] = start - now
+            done = start + service
             batch_first[batches] = request
             for _ in range(size):
                 dispatch_ms[request] = now
@@ -487,3 +535,86 @@ def _run_fleet(
 
 
 run_fleet = _compile(_run_fleet)
+
+
+_CAPACITY_SLACK = 1e-9
+"""Relative slack on a cache's capacity, so sizes that add up to it exactly in decimal fit."""
+
+
+def _lru_admit(
+    resident, last_used, used_gb, model_size_gb, pinned, cache_gb, base, models, model
+) -> float:
+    """Load ``model`` into the LRU cache of models at ``[base, base + models)``.
+
+    Evicts unpinned resident models, least recently used first, until it fits (or none is left
+    to evict), marks it resident and returns the memory now held.
+    """
+    used = used_gb + model_size_gb[model]
+    while used > cache_gb * (1.0 + _CAPACITY_SLACK):
+        victim = -1
+        oldest = 0
+        for other in range(models):
+            evictable = resident[base + other] and not pinned[other] and other != model
+            if evictable and (victim < 0 or last_used[base + other] < oldest):
+                victim = other
+                oldest = last_used[base + other]
+        if victim < 0:
+            break
+        resident[base + victim] = False
+        used -= model_size_gb[victim]
+    resident[base + model] = True
+    return used
+
+
+def _warm_cache(resident, last_used, model_size_gb, pinned, cache_gb, base, models) -> float:
+    """Fill an empty cache: every pinned model, then the others in index order while they fit.
+
+    More popular models (lower index) get more recent use stamps (all negative, before any
+    real use). Returns the memory held.
+    """
+    used = 0.0
+    for model in range(models):
+        if pinned[model]:
+            resident[base + model] = True
+            last_used[base + model] = -1 - model
+            used += model_size_gb[model]
+    for model in range(models):
+        if pinned[model] or resident[base + model]:
+            continue
+        if used + model_size_gb[model] <= cache_gb * (1.0 + _CAPACITY_SLACK):
+            resident[base + model] = True
+            last_used[base + model] = -1 - model
+            used += model_size_gb[model]
+    return used
+
+
+def _run_lru(
+    model_of: np.ndarray, model_size_gb: np.ndarray, cache_gb: float, hits: np.ndarray
+) -> int:
+    """One LRU cache of models fed the reference stream ``model_of``; fills ``hits`` (1 on a hit).
+
+    Starts warm like ``run_fleet``'s caches. Returns the number of hits.
+    """
+    models = model_size_gb.shape[0]
+    resident = np.zeros(models, dtype=np.bool_)
+    last_used = np.zeros(models, dtype=np.int64)
+    pinned = np.zeros(models, dtype=np.bool_)
+    used = warm_cache(resident, last_used, model_size_gb, pinned, cache_gb, 0, models)
+    total = 0
+    for index in range(model_of.shape[0]):
+        model = model_of[index]
+        if resident[model]:
+            hits[index] = 1
+            total += 1
+        else:
+            hits[index] = 0
+            used = lru_admit(
+                resident, last_used, used, model_size_gb, pinned, cache_gb, 0, models, model
+            )
+        last_used[model] = index
+    return total
+
+
+lru_admit = _compile(_lru_admit)
+warm_cache = _compile(_warm_cache)
+run_lru = _compile(_run_lru)

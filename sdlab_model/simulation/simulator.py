@@ -104,10 +104,28 @@ class _Trace:
     completion_ms: np.ndarray
     batch_sizes: np.ndarray
     batch_first: np.ndarray
+    batch_load_ms: np.ndarray | None = None
 
     @property
     def latency_ms(self) -> np.ndarray:
         return self.completion_ms - self.arrival_ms
+
+
+@dataclass(frozen=True, eq=False)
+class CacheSettings:
+    """Each replica's cache of models, as the fleet kernel takes it (arrays per model).
+
+    ``model_size_gb`` and ``load_ms`` per model (index 0 the most popular), ``pinned`` the models
+    never evicted, ``cache_gb`` the memory each replica holds models in.
+    """
+
+    model_size_gb: np.ndarray
+    load_ms: np.ndarray
+    pinned: np.ndarray
+    cache_gb: float
+
+
+_NO_CACHE = CacheSettings(np.empty(0), np.empty(0), np.empty(0, dtype=np.bool_), math.inf)
 
 
 def _kernel():
@@ -195,11 +213,13 @@ def _run(
     arrival_ms: np.ndarray,
     service_multiplier: np.ndarray | None = None,
     routing: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    residency: CacheSettings | None = None,
 ) -> _Trace:
     """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch.
 
     ``routing`` is ``routing_draws(...)`` for the same requests (every policy but
-    ``central_queue`` needs it).
+    ``central_queue`` needs it). ``residency`` adds each replica's LRU cache of models (load
+    balancer policies only).
     """
     batch_limit, window_ms, service_by_size_ms = _queue_settings(workload)
     count = arrival_ms.size
@@ -225,6 +245,8 @@ def _run(
         raise ValueError(f"lb_policy={workload.lb_policy!r} needs routing draws")
     model_of, first, second = routing
     batch_first = np.empty(count, dtype=np.int64)
+    cache = residency or _NO_CACHE
+    batch_load_ms = np.zeros(count if residency else 0)
     batches = _fleet_kernel()(
         arrival_ms,
         model_of,
@@ -242,9 +264,19 @@ def _run(
         completion_ms,
         batch_sizes,
         batch_first,
+        cache.model_size_gb,
+        cache.load_ms,
+        cache.pinned,
+        cache.cache_gb,
+        batch_load_ms,
     )
     return _Trace(
-        arrival_ms, dispatch_ms, completion_ms, batch_sizes[:batches], batch_first[:batches]
+        arrival_ms,
+        dispatch_ms,
+        completion_ms,
+        batch_sizes[:batches],
+        batch_first[:batches],
+        batch_load_ms[:batches] if residency else None,
     )
 
 
@@ -253,6 +285,7 @@ def _simulate_trace(
     n_requests: int,
     seed_sequence: np.random.SeedSequence,
     service: ServiceDistribution = "deterministic",
+    residency: CacheSettings | None = None,
 ) -> _Trace:
     """One replication from an empty system: ``n_requests`` Poisson arrivals from ``seed_sequence``.
 
@@ -272,7 +305,7 @@ def _simulate_trace(
     routing = None
     if not workload.is_central_queue:
         routing = routing_draws(workload, np.random.default_rng(routing_stream), n_requests)
-    return _run(workload, arrival_ms, multiplier, routing)
+    return _run(workload, arrival_ms, multiplier, routing, residency)
 
 
 def _t_quantile_975(degrees_of_freedom: int) -> float:
@@ -532,3 +565,115 @@ def simulate_grid(
         if progress is not None:
             progress((row + 1) * rates.size, cells)
     return (p99_ms, bounds_ms) if interval else p99_ms
+
+
+@dataclass(frozen=True, eq=False)
+class ResidencySimResult:
+    """What ``simulate_residency`` measured (after warm-up, all replications together).
+
+    ``batch_hit_ratio``: share of batches whose model was resident when dispatched.
+    ``load_wait_share``: share of requests whose batch waited for a load (its own or one that
+    another slot had started). ``p99_ci_ms`` as in ``SimResult``.
+    """
+
+    p99_ms: float
+    p99_ci_ms: tuple[float, float]
+    p50_ms: float
+    batch_hit_ratio: float
+    load_wait_share: float
+    measured_requests: int
+
+
+def simulate_residency(
+    workload: Workload,
+    cache: CacheSettings,
+    n_requests: int = 200_000,
+    seed: int = 0,
+    warmup_fraction: float = 0.2,
+    replications: int = 4,
+) -> ResidencySimResult:
+    """Simulate ``workload`` with each replica's LRU cache of models (``run_fleet``'s residency).
+
+    The workload must use a load balancer (not ``central_queue``) and be below capacity; each
+    replication starts warm (see ``run_fleet``) and drops ``warmup_fraction`` of its requests.
+
+    Approximations: finite runs, as ``simulate``. Sources: as ``simulate``; the cache is plain
+    LRU on dispatches, as in ModelMesh's and Triton's explicit model control.
+    """
+    if workload.is_central_queue:
+        raise ValueError("simulate_residency needs a load balancer: lb_policy is central_queue")
+    if workload.rate_rps >= workload.capacity_rps:
+        raise ValueError(
+            f"rate_rps={workload.rate_rps:g} is at or beyond capacity "
+            f"({workload.capacity_rps:.4g} req/s): nothing to simulate"
+        )
+    replications = _check_int("replications", replications, 1, MAX_REPLICATIONS)
+    n_requests = _check_int(
+        "n_requests",
+        n_requests,
+        replications * MIN_REQUESTS_PER_REPLICATION,
+        MAX_REQUESTS_PER_CALL,
+        f" (the request budget of one simulate call is {MAX_REQUESTS_PER_CALL:,})",
+    )
+    seed = _check_int("seed", seed, 0, 2**63 - 1)
+    warmup_fraction = _check_warmup(warmup_fraction)
+    models = workload.models_hosted
+    for name in ("model_size_gb", "load_ms", "pinned"):
+        if getattr(cache, name).shape != (models,):
+            raise ValueError(f"cache.{name} must have one entry per model ({models})")
+    per_replication = n_requests // replications
+    warmup = int(warmup_fraction * per_replication)
+    latencies, replication_p99 = [], []
+    batches = hits = waited = measured = 0
+    for child in np.random.SeedSequence(seed).spawn(replications):
+        trace = _simulate_trace(workload, per_replication, child, "deterministic", cache)
+        latency_ms = trace.latency_ms[warmup:]
+        latencies.append(latency_ms)
+        replication_p99.append(percentiles(latency_ms, (99,))[0])
+        kept = trace.batch_first >= warmup
+        load_ms = trace.batch_load_ms[kept]
+        batches += int(load_ms.size)
+        hits += int(np.count_nonzero(load_ms == 0.0))
+        waited += int(np.sum(trace.batch_sizes[kept][load_ms > 0.0]))
+        measured += int(np.sum(trace.batch_sizes[kept]))
+    all_latency_ms = np.concatenate(latencies)
+    p50, p99 = percentiles(all_latency_ms, (50, 99))
+    interval = (math.nan, math.nan)
+    if replications > 1:
+        half = (
+            _t_quantile_975(replications - 1)
+            * float(np.std(replication_p99, ddof=1))
+            / math.sqrt(replications)
+        )
+        interval = (p99 - half, p99 + half)
+    return ResidencySimResult(
+        p99_ms=p99,
+        p99_ci_ms=interval,
+        p50_ms=p50,
+        batch_hit_ratio=hits / batches if batches else math.nan,
+        load_wait_share=waited / measured if measured else math.nan,
+        measured_requests=int(all_latency_ms.size),
+    )
+
+
+def simulate_lru_hit_ratio(
+    shares: np.ndarray, model_size_gb: np.ndarray, cache_gb: float, n_references: int, seed: int
+) -> float:
+    """Hit ratio of one LRU cache of models fed ``n_references`` independent references.
+
+    Each reference is for model ``i`` with probability ``shares[i]`` (the independent reference
+    model Che's approximation assumes); the cache starts warm and the first 10% of references
+    are dropped. Checks ``sdlab_model.residency.che``.
+    """
+    from sdlab_model.simulation._sim_kernel import run_lru
+
+    n_references = _check_int("n_references", n_references, 100, MAX_REQUESTS_PER_CALL)
+    seed = _check_int("seed", seed, 0, 2**63 - 1)
+    cumulative = np.cumsum(np.asarray(shares, dtype=float))
+    draws = np.random.default_rng(np.random.SeedSequence(seed)).random(n_references)
+    model_of = np.minimum(
+        np.searchsorted(cumulative, draws * cumulative[-1], side="right"), cumulative.size - 1
+    ).astype(np.int64)
+    hits = np.zeros(n_references, dtype=np.int64)
+    run_lru(model_of, np.asarray(model_size_gb, dtype=float), float(cache_gb), hits)
+    return float(np.mean(hits[n_references // 10 :]))

@@ -107,3 +107,29 @@ def test_copy_link_puts_a_link_that_reopens_the_lab_on_the_clipboard(chromium_br
         assert model.is_checked(), f"{link} reopened another latency model"
     finally:
         context.close()
+
+
+def test_pin_a_design_change_it_and_see_both_side_by_side(lab_page, server_url):
+    _open(lab_page, f"{server_url}/?replicas=10")
+    lab_page.get_by_role("button", name="Pin this design as A").click()
+    lab_page.wait_for_function("() => location.search.includes('a=1')")
+    lab_page.wait_for_function(IDLE_JS)
+    slider = lab_page.get_by_role("slider", name="Replicas")
+    slider.focus()
+    slider.press("ArrowRight")  # B: the next replica count (12); A stays at 10
+    lab_page.wait_for_function("() => location.search === '?replicas=12&a=1&a.replicas=10'")
+    lab_page.wait_for_function(IDLE_JS)
+    heading = lab_page.get_by_role("heading", name="Compare: pinned design A against this lab, B")
+    heading.wait_for()
+    # The Lab's own diagram plus one for each of A and B.
+    lab_page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stGraphVizChart\"] svg').length === 3"
+    )
+    table = lab_page.locator("table", has_text="A (pinned)")
+    assert table.count() == 1, "the comparison table is not on the page"
+    assert lab_page.locator(EXCEPTION).count() == 0, "pinning and comparing raised an exception"
+    # The link reopens both designs in a new tab.
+    fresh = lab_page.context.new_page()
+    _open(fresh, f"{server_url}/?replicas=12&a=1&a.replicas=10")
+    fresh.get_by_role("heading", name="Compare: pinned design A against this lab, B").wait_for()
+    fresh.close()

@@ -1,0 +1,25 @@
+"""Models and memory: what stays loaded on a replica, what a miss costs, and where models live."""
+
+import streamlit as st
+
+from sdlab_ui import residency_panel, state
+
+lab = state.current()
+st.title("Models and memory")
+st.caption(
+    f"{lab.workload.models_hosted:,} models at {lab.workload.rate_rps:,.0f} req/s on "
+    f"{lab.workload.replicas:,} replicas (set in the sidebar): which placement keeps the p99 "
+    "under the target, counting the time models take to load."
+)
+residency_panel.inputs_form(lab.residency)
+if not lab.workload.gpu:
+    st.info(
+        "Residency is modelled for GPU replicas, whose accelerator memory limits what stays "
+        "loaded: turn on GPU acceleration in the sidebar.",
+        icon=":material/memory:",
+    )
+    st.stop()
+plan = residency_panel.cached_plan(lab.workload, lab.residency)
+residency_panel.summary(plan)
+residency_panel.placements_table(plan)
+residency_panel.recommendation(plan)

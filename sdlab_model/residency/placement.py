@@ -1,0 +1,344 @@
+"""Where the models live: dedicated replicas, packed with LRU, or packed with the hottest pinned.
+
+``plan_residency`` is the entry point: the three placements side by side at the current
+workload (p99, cost, hit ratio), the fewest replicas each needs to meet the p99 target and what
+that costs, the recommended one (the cheapest that meets the target), the accelerator memory a
+packed LRU fleet needs for the target, how many models fit on a replica, and the model size from
+which packing costs more than it saves.
+
+- **Dedicated**: each model on replicas of its own, the fewest (at least one) that meet the
+  target at its share of the traffic (``sdlab_model.assessment.min_replicas_for_target`` on a
+  one-model workload). Nothing is ever loaded. Its p99 is the worst model's, an upper bound on
+  the fleet's (if every model's p99 is at most ``t``, at least 99% of all requests are).
+- **Packed, LRU**: every replica serves every model and keeps an LRU cache of them
+  (``packed_latency``), at the workload's replica count.
+- **Packed, hottest pinned**: the same, with the most popular models pinned (never evicted) and
+  the rest sharing what memory is left through LRU; the pinned count is the one (of a few tried)
+  with the lowest p99.
+
+Cost is replicas times the workload's price per replica-hour (``gpu_usd_per_replica_hour``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdlab_model.assessment import p99_grid
+from sdlab_model.latency import Accuracy
+from sdlab_model.params import NUMERIC_BY_NAME, RESIDENCY_BY_NAME
+from sdlab_model.residency.inputs import ResidencyInputs
+from sdlab_model.residency.latency import ResidencyLatency, models_that_fit, packed_latency
+from sdlab_model.workload import Workload
+
+PLACEMENT_IDS: tuple[str, ...] = ("dedicated", "packed_lru", "packed_pinned")
+PLACEMENT_LABELS: dict[str, str] = {
+    "dedicated": "Dedicated replicas per model",
+    "packed_lru": "Packed, LRU cache per replica",
+    "packed_pinned": "Packed, hottest models pinned",
+}
+MAX_REPLICAS = int(NUMERIC_BY_NAME["replicas"].maximum)
+PINNED_CANDIDATES = 6
+"""How many pinned counts the pinned placement tries."""
+CROSSOVER_SIZES_GB: tuple[float, ...] = (0.1, 0.2, 0.5, 1, 2, 3, 5, 8, 12, 20, 40, 80)
+"""Model sizes the packing-stops-paying sweep tries."""
+_MIN_RATE_RPS = NUMERIC_BY_NAME["rate_rps"].minimum
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One placement at the current workload, and what it takes to meet the target.
+
+    ``replicas``/``usd_per_hour``: as evaluated (packed: the workload's replicas; dedicated: the
+    sum over models). ``p99_is_bound``: the p99 is an upper bound (dedicated). ``replicas_to_meet``
+    is ``None`` when no count up to ``MAX_REPLICAS`` meets the target.
+    """
+
+    id: str
+    label: str
+    replicas: int
+    usd_per_hour: float
+    p99_ms: float
+    p99_is_bound: bool
+    hit_ratio: float
+    load_wait_share: float
+    p99_is_load_time: bool
+    is_stable: bool
+    meets_target: bool
+    replicas_to_meet: int | None
+    usd_per_hour_to_meet: float
+    pinned_models: int
+    accuracy: Accuracy
+    note: str
+
+
+@dataclass(frozen=True)
+class ResidencyPlan:
+    """Everything the Models and memory section shows for one workload and its inputs."""
+
+    workload: Workload
+    inputs: ResidencyInputs
+    placements: tuple[Placement, ...]
+    recommended: str | None
+    usable_memory_gb: float
+    models_fit_per_replica: int
+    memory_for_target_gb: float | None
+    packing_stops_paying_gb: float | None
+    packing_pays_everywhere: bool
+
+    def placement(self, placement_id: str) -> Placement:
+        """The placement with this id."""
+        return next(p for p in self.placements if p.id == placement_id)
+
+
+def plan_residency(
+    workload: Workload, inputs: ResidencyInputs, sweep: bool = True
+) -> ResidencyPlan:
+    """The three placements side by side, the recommendation, and the memory and size limits.
+
+    ``sweep=False`` skips the packing-stops-paying sweep (twelve model sizes, each with a
+    replica search), for callers that only need the placements.
+    """
+    price = _price(workload)
+    dedicated = dedicated_placement(workload, inputs, price)
+    lru = _packed_placement(workload, inputs, 0, price, "packed_lru")
+    pinned = _packed_placement(
+        workload, inputs, _best_pinned_count(workload, inputs), price, "packed_pinned"
+    )
+    placements = (dedicated, lru, pinned)
+    meeting = [p for p in placements if p.replicas_to_meet is not None]
+    recommended = (
+        min(meeting, key=lambda p: (p.usd_per_hour_to_meet, -p.hit_ratio)).id if meeting else None
+    )
+    stops, everywhere = (None, False)
+    if sweep:
+        stops, everywhere = _packing_stops_paying(workload, inputs, dedicated, price)
+    return ResidencyPlan(
+        workload=workload,
+        inputs=inputs,
+        placements=placements,
+        recommended=recommended,
+        usable_memory_gb=inputs.usable_memory_gb,
+        models_fit_per_replica=models_that_fit(
+            inputs.sizes_gb(workload.models_hosted), inputs.usable_memory_gb
+        ),
+        memory_for_target_gb=memory_for_target_gb(workload, inputs),
+        packing_stops_paying_gb=stops,
+        packing_pays_everywhere=everywhere,
+    )
+
+
+def dedicated_placement(
+    workload: Workload, inputs: ResidencyInputs, price: float | None = None
+) -> Placement:
+    """Each model on its own replicas: the fewest (at least one) that meet the target.
+
+    A model's workload is the fleet's with its share of the rate (at least the lab's 1 req/s)
+    and one model; its p99 at each count comes from the fleet model's vectorized grid
+    (``p99_grid``, within 1% of the point model). A model that misses the target at every count
+    keeps its share of the workload's replicas, and the placement does not meet the target. A
+    model larger than the usable memory fits nowhere: the placement is infeasible.
+    """
+    price = _price(workload) if price is None else price
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    rates = np.maximum(workload.rate_rps * workload.model_shares, _MIN_RATE_RPS)
+    if sizes.max() > inputs.usable_memory_gb:
+        return _placement_infeasible(
+            "dedicated",
+            f"A {sizes.max():.3g} GB model does not fit in {inputs.usable_memory_gb:.3g} GB.",
+        )
+    # One vectorized grid: every model's rate x every replica count (the fleet model's p99_grid).
+    counts = np.arange(1, MAX_REPLICAS + 1, dtype=float)
+    single = workload.with_changes(models_hosted=1)
+    grid = p99_grid(single, rates, counts)  # (counts, models)
+    meets_grid = grid <= workload.p99_target_ms
+    met = meets_grid.any(axis=0)
+    first = np.argmax(meets_grid, axis=0)
+    fallback = np.maximum(1, np.round(workload.replicas * rates / workload.rate_rps)).astype(int)
+    chosen = np.where(met, first + 1, np.minimum(fallback, MAX_REPLICAS))
+    missing = int(np.count_nonzero(~met))
+    replicas_needed = int(chosen.sum())
+    worst_p99 = float(grid[chosen - 1, np.arange(rates.size)].max())
+    meets = missing == 0
+    cost = replicas_needed * price
+    note = (
+        f"{workload.models_hosted:,} models on {replicas_needed:,} replicas of their own; "
+        "the p99 shown is the worst model's, an upper bound on the fleet's."
+    )
+    if not meets:
+        note = (
+            f"{missing:,} of the models miss the target on any count up to {MAX_REPLICAS} "
+            "replicas of their own. " + note
+        )
+    return Placement(
+        id="dedicated",
+        label=PLACEMENT_LABELS["dedicated"],
+        replicas=replicas_needed,
+        usd_per_hour=cost,
+        p99_ms=worst_p99,
+        p99_is_bound=True,
+        hit_ratio=1.0,
+        load_wait_share=0.0,
+        p99_is_load_time=False,
+        is_stable=math.isfinite(worst_p99),
+        meets_target=meets,
+        replicas_to_meet=replicas_needed if meets else None,
+        usd_per_hour_to_meet=cost if meets else math.inf,
+        pinned_models=0,
+        accuracy="validated" if meets else "approximate",
+        note=note,
+    )
+
+
+def replicas_to_meet(
+    workload: Workload, inputs: ResidencyInputs, pinned_models: int = 0
+) -> int | None:
+    """Fewest replicas (1 to ``MAX_REPLICAS``) whose packed p99 meets the target, else ``None``.
+
+    Bisection: more replicas give each a lower rate, so fewer loads and shorter queues (the hit
+    ratios themselves barely move, Che's depending on relative popularity).
+    """
+
+    def meets(count: int) -> bool:
+        result = packed_latency(workload.with_changes(replicas=count), inputs, pinned_models)
+        return result.is_stable and result.p99_ms <= workload.p99_target_ms
+
+    if not meets(MAX_REPLICAS):
+        return None
+    low, high = 0, MAX_REPLICAS  # meets(high) holds; meets(low) does not (or low = 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if meets(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def memory_for_target_gb(workload: Workload, inputs: ResidencyInputs) -> float | None:
+    """Accelerator memory (GB, the reserve included) a packed LRU fleet at the workload's replica
+    count needs for its p99 to meet the target; ``None`` if even every model resident misses.
+
+    Bisection on the memory for weights between the largest model and all of them (0.01 GB).
+    """
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    target = workload.p99_target_ms
+
+    def meets(usable: float) -> bool:
+        result = packed_latency(workload, inputs, usable_gb=usable)
+        return result.is_stable and result.p99_ms <= target
+
+    low, high = float(sizes.max()), float(sizes.sum())
+    if not meets(high):
+        return None
+    if meets(low):
+        return low + inputs.activation_reserve_gb
+    while high - low > 0.01:
+        middle = 0.5 * (low + high)
+        if meets(middle):
+            high = middle
+        else:
+            low = middle
+    return high + inputs.activation_reserve_gb
+
+
+def _packed_placement(
+    workload: Workload, inputs: ResidencyInputs, pinned_models: int, price: float, placement_id: str
+) -> Placement:
+    result: ResidencyLatency = packed_latency(workload, inputs, pinned_models)
+    needed = replicas_to_meet(workload, inputs, pinned_models)
+    return Placement(
+        id=placement_id,
+        label=PLACEMENT_LABELS[placement_id],
+        replicas=workload.replicas,
+        usd_per_hour=workload.replicas * price,
+        p99_ms=result.p99_ms,
+        p99_is_bound=False,
+        hit_ratio=result.hit_ratio,
+        load_wait_share=result.load_wait_share,
+        p99_is_load_time=result.p99_is_load_time,
+        is_stable=result.is_stable,
+        meets_target=result.is_stable and result.p99_ms <= workload.p99_target_ms,
+        replicas_to_meet=needed,
+        usd_per_hour_to_meet=math.inf if needed is None else needed * price,
+        pinned_models=pinned_models,
+        accuracy=result.accuracy,
+        note=result.note,
+    )
+
+
+def _best_pinned_count(workload: Workload, inputs: ResidencyInputs) -> int:
+    """Of up to ``PINNED_CANDIDATES`` pinned counts that leave room to load any other model,
+    the one with the lowest p99 (the fewest on a tie); 0 if none leaves room."""
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    usable = inputs.usable_memory_gb
+    held = np.cumsum(sizes)
+    largest_after = np.maximum.accumulate(sizes[::-1])[::-1]  # largest size from model k on
+    feasible = [
+        count
+        for count in range(1, workload.models_hosted)
+        if held[count - 1] + largest_after[count] <= usable * (1.0 + 1e-9)
+    ]
+    if not feasible:
+        return 0
+    picks = sorted(
+        {feasible[round(i)] for i in np.linspace(0, len(feasible) - 1, PINNED_CANDIDATES)}
+    )
+    scored = [(packed_latency(workload, inputs, count).p99_ms, count) for count in picks]
+    return min(scored)[1]
+
+
+def _packing_stops_paying(
+    workload: Workload, inputs: ResidencyInputs, dedicated: Placement, price: float
+) -> tuple[float | None, bool]:
+    """The smallest model size (of ``CROSSOVER_SIZES_GB``) from which packing with LRU, sized to
+    meet the target, costs more than dedicated replicas (or cannot meet it while dedicated can).
+
+    Returns ``(size, False)``, or ``(None, True)`` when packing costs less at every size tried,
+    or ``(None, False)`` when neither meets the target at any size. Every model takes the size.
+    """
+    top = RESIDENCY_BY_NAME["model_size_gb"].maximum
+    any_meets = False
+    for size in CROSSOVER_SIZES_GB:
+        if size > top:
+            break
+        sized = inputs.with_changes(model_size_gb=size, model_sizes_gb=())
+        if size > sized.usable_memory_gb:
+            return (size, False) if dedicated.replicas_to_meet is not None else (None, False)
+        needed = replicas_to_meet(workload, sized)
+        packed_cost = math.inf if needed is None else needed * price
+        any_meets = any_meets or needed is not None
+        if packed_cost > dedicated.usd_per_hour_to_meet or (
+            needed is None and dedicated.replicas_to_meet is not None
+        ):
+            return size, False
+        if needed is None and dedicated.replicas_to_meet is None:
+            return None, False
+    return None, any_meets
+
+
+def _placement_infeasible(placement_id: str, note: str) -> Placement:
+    return Placement(
+        id=placement_id,
+        label=PLACEMENT_LABELS[placement_id],
+        replicas=0,
+        usd_per_hour=math.inf,
+        p99_ms=math.inf,
+        p99_is_bound=False,
+        hit_ratio=0.0,
+        load_wait_share=1.0,
+        p99_is_load_time=False,
+        is_stable=False,
+        meets_target=False,
+        replicas_to_meet=None,
+        usd_per_hour_to_meet=math.inf,
+        pinned_models=0,
+        accuracy="exact",
+        note=note,
+    )
+
+
+def _price(workload: Workload) -> float:
+    return workload.gpu_usd_per_replica_hour if workload.gpu else workload.cpu_usd_per_replica_hour

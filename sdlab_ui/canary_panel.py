@@ -1,0 +1,260 @@
+"""The canary rollout panel (Timeline page): steps, per-version p99, extra cost, time to detect.
+
+Every number comes from ``sdlab_model.timeline.canary.plan_rollout``; the widgets take their
+ranges and defaults from that module's bounds. The inputs are deliberately wider than the model
+accepts where a person may type something meaningless (an error rate of 100%, a negative
+regression): the model's validation message is shown and nothing is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from sdlab_model.timeline import canary
+from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
+from sdlab_model.workload import Workload
+from sdlab_ui import budget
+from sdlab_ui.advice_panel import money
+from sdlab_ui.figures import ms_text
+
+_KEY = {Workload: astuple, CanaryPlan: astuple}
+KEY_PREFIX = "canary."
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Planning the rollout…")
+def cached_rollout(workload: Workload, plan: CanaryPlan) -> CanaryRollout:
+    """``plan_rollout``, cached (a tenth of a second or so: the detection-time searches)."""
+    with budget.slot(budget.WORK):
+        return plan_rollout(workload, plan)
+
+
+def parse_steps(text: str) -> tuple[float, ...]:
+    """'1, 5, 25, 100' (percent) as shares; a ValueError a person can read otherwise."""
+    parts = [part.strip().rstrip("%") for part in text.replace(";", ",").split(",")]
+    parts = [part for part in parts if part]
+    if not parts:
+        raise ValueError("Steps: give at least one share, e.g. 1, 5, 25, 100.")
+    shares = []
+    for part in parts:
+        try:
+            value = float(part)
+        except ValueError:
+            raise ValueError(f"Steps: {part[:20]!r} is not a number.") from None
+        if not math.isfinite(value):
+            raise ValueError(f"Steps: {part[:20]!r} is not a share of traffic.")
+        shares.append(value / 100.0)
+    return tuple(shares)
+
+
+def duration_text(seconds: float | None) -> str:
+    """Seconds for a person: '0.43 s', '45.9 s', '14.3 min', '2.1 h'."""
+    if seconds is None:
+        return "—"
+    if seconds < 1.0:
+        return f"{seconds:.2g} s"
+    if seconds < 120.0:
+        return f"{seconds:.3g} s"
+    if seconds < 7200.0:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+def detection_text(detection: Detection) -> str:
+    """The detection time as the table shows it, with whether the window is long enough."""
+    if detection.seconds is None:
+        return f"— ({detection.note})"
+    verdict = "within the window" if detection.within_window else "longer than the window"
+    rough = "; few bad requests, rough" if detection.is_rough else ""
+    return f"{duration_text(detection.seconds)} ({verdict}{rough})"
+
+
+def _inputs() -> CanaryPlan | None:
+    """The plan from the widgets, or None after showing why it is not valid."""
+    left, middle, right = st.columns(3)
+    steps_text = left.text_input(
+        "Steps (% of live traffic)",
+        value=", ".join(f"{share * 100:g}" for share in canary.DEFAULT_STEP_SHARES),
+        key=KEY_PREFIX + "steps",
+        help="Each step's share of the live requests the new version gets, in order.",
+    )
+    window_min = left.number_input(
+        "Analysis window per step (min)",
+        min_value=canary.WINDOW_S.minimum / 60,
+        max_value=canary.WINDOW_S.maximum / 60,
+        value=canary.WINDOW_S.default / 60,
+        key=KEY_PREFIX + "window_min",
+        help="30 min by default: Spinnaker recommends an interval of at least 30 minutes.",
+    )
+    placement = left.radio(
+        "The new version runs on",
+        ("own", "shared"),
+        format_func={"own": "its own replicas", "shared": "the same replicas (shared)"}.get,
+        key=KEY_PREFIX + "placement",
+        horizontal=True,
+    )
+    shadow_pct = middle.number_input(
+        "Shadow traffic (% of the baseline's requests copied)",
+        min_value=0.0,
+        max_value=100.0,
+        value=canary.SHADOW_SHARE.default * 100,
+        key=KEY_PREFIX + "shadow_pct",
+        help="Copies sent to the new version; their answers are discarded. Load and cost, and "
+        "more requests to judge the new version by.",
+    )
+    baseline_pct = middle.number_input(
+        "Baseline error rate (%)",
+        min_value=0.0,
+        max_value=100.0,
+        value=canary.BASELINE_ERROR_RATE.default * 100,
+        format="%.3f",
+        key=KEY_PREFIX + "baseline_error_pct",
+    )
+    regressed_pct = middle.number_input(
+        "Regressed error rate (%)",
+        min_value=0.0,
+        max_value=100.0,
+        value=canary.REGRESSED_ERROR_RATE.default * 100,
+        format="%.3f",
+        key=KEY_PREFIX + "regressed_error_pct",
+    )
+    regression_pct = right.number_input(
+        "p99 regression (%)",
+        min_value=-100.0,
+        max_value=1000.0,
+        value=canary.P99_REGRESSION.default * 100,
+        key=KEY_PREFIX + "p99_regression_pct",
+    )
+    confidence_pct = right.number_input(
+        "Confidence level (%)",
+        min_value=0.0,
+        max_value=100.0,
+        value=canary.CONFIDENCE.default * 100,
+        key=KEY_PREFIX + "confidence_pct",
+        help=f"Kayenta's default judge uses {canary.KAYENTA_CONFIDENCE:.0%}.",
+    )
+    power_pct = right.number_input(
+        "Power (%)",
+        min_value=0.0,
+        max_value=100.0,
+        value=canary.POWER.default * 100,
+        key=KEY_PREFIX + "power_pct",
+    )
+    try:
+        return CanaryPlan(
+            step_shares=parse_steps(steps_text),
+            window_s=float(window_min) * 60.0,
+            placement=placement,
+            shadow_share=float(shadow_pct) / 100.0,
+            baseline_error_rate=float(baseline_pct) / 100.0,
+            regressed_error_rate=float(regressed_pct) / 100.0,
+            p99_regression=float(regression_pct) / 100.0,
+            confidence=float(confidence_pct) / 100.0,
+            power=float(power_pct) / 100.0,
+        )
+    except ValueError as error:
+        st.error(f"The rollout cannot be planned: {error}", icon=":material/error:")
+        return None
+
+
+def rollout_table(rollout: CanaryRollout) -> list[dict[str, str]]:
+    """One row per step, as the panel shows it (the AppTest compares it with the model)."""
+    rows = []
+    for step in rollout.steps:
+        baseline = step.baseline_latency
+        rows.append(
+            {
+                "share": f"{step.share * 100:g}%",
+                "starts": duration_text(step.start_s) if step.start_s else "0",
+                "new version req/s (live + shadow)": (
+                    f"{step.canary_live_rps:,.4g} + {step.shadow_rps:,.4g}"
+                ),
+                "replicas (new / old)": f"{step.canary_replicas} / {step.baseline_replicas}",
+                "p99 new": ms_text(step.canary_latency.p99_ms),
+                "p99 old": "no traffic" if baseline is None else ms_text(baseline.p99_ms),
+                "extra replicas": str(step.extra_replicas),
+                "extra $/h": money(step.extra_usd_per_hour),
+                "detect error-rate rise": detection_text(step.error_detection),
+                "detect p99 regression": detection_text(step.latency_detection),
+            }
+        )
+    return rows
+
+
+def rollout_chart(rollout: CanaryRollout) -> go.Figure:
+    """Share of live traffic over time (hours), with each test's detection time marked."""
+    times_h, shares = [], []
+    for step in rollout.steps:
+        times_h += [step.start_s / 3600, step.end_s / 3600]
+        shares += [step.share * 100, step.share * 100]
+    figure = go.Figure(
+        go.Scatter(x=times_h, y=shares, mode="lines", name="new version's share", line_shape="hv")
+    )
+    for label, symbol, pick in (
+        ("error-rate rise detected", "x", lambda step: step.error_detection),
+        ("p99 regression detected", "diamond", lambda step: step.latency_detection),
+    ):
+        xs, ys, texts = [], [], []
+        for step in rollout.steps:
+            detection = pick(step)
+            if detection.seconds is not None and detection.within_window:
+                xs.append((step.start_s + detection.seconds) / 3600)
+                ys.append(step.share * 100)
+                texts.append(f"{label} after {duration_text(detection.seconds)}")
+        figure.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                name=label,
+                marker={"symbol": symbol, "size": 11},
+                hovertext=texts,
+                hoverinfo="text",
+            )
+        )
+    figure.update_layout(
+        xaxis_title="time since the rollout began (h)",
+        yaxis_title="share of live traffic (%)",
+        yaxis_type="log",
+        height=320,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": 1.12},
+    )
+    return figure
+
+
+def render(workload: Workload) -> None:
+    """The canary section: inputs, the share over time, per-step numbers and what they rest on."""
+    st.subheader("Canary rollout: who serves what, and how soon a regression shows")
+    plan = _inputs()
+    if plan is None:
+        return
+    rollout = cached_rollout(workload, plan)
+    first = rollout.steps[0]
+    columns = st.columns(3)
+    columns[0].metric("Rollout length", duration_text(rollout.duration_s))
+    columns[1].metric("Extra cost over the rollout", money(rollout.extra_usd))
+    columns[2].metric(
+        f"Error-rate rise detected at {first.share * 100:g}%",
+        duration_text(first.error_detection.seconds),
+    )
+    st.plotly_chart(rollout_chart(rollout), key=KEY_PREFIX + "chart")
+    st.dataframe(rollout_table(rollout), hide_index=True, key=KEY_PREFIX + "table")
+    st.caption(
+        f"Time to detect: the shortest analysis window after which a {canary.TEST_DESCRIPTION} "
+        f"flags the regression ({plan.baseline_error_rate:.3%} → "
+        f"{plan.regressed_error_rate:.3%} errors; p99 +{plan.p99_regression:.0%}, the slowest "
+        f"5% of requests stretched) at {plan.confidence:.1%} confidence with {plan.power:.0%} "
+        "power, summed over Poisson request counts and checked against a Monte Carlo of the test "
+        "(scripts/canary_check.py). Kayenta's default judge compares metric time series with a "
+        f"Mann–Whitney U test at {canary.KAYENTA_CONFIDENCE:.0%} confidence. The 100% step has "
+        "no baseline left to compare with. Per-version p99 from the queueing model at the load "
+        "each version carries; own replicas are sized to the new version's share (Argo "
+        "Rollouts' default), the old version stays at full size until 100%."
+    )
+    notes = {note for step in rollout.steps for note in step.notes}
+    for note in sorted(notes):
+        st.caption(note)

@@ -1,0 +1,214 @@
+"""The Models and memory page's sections: residency inputs, the placements side by side, the limits.
+
+Every number comes from ``sdlab_model.residency.plan_residency`` for the lab's workload and the
+residency inputs (``state.LabState.residency``, kept in the URL like every other input).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple
+
+import streamlit as st
+
+from sdlab_model.advice.hardware import hardware_by_id
+from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
+from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
+from sdlab_model.residency.inputs import parse_sizes
+from sdlab_model.residency.latency import LOAD_TIME_SHARE
+from sdlab_model.residency.placement import ResidencyPlan, plan_residency
+from sdlab_model.workload import Workload
+from sdlab_ui import budget, state
+from sdlab_ui.figures import ms_text
+from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
+
+_KEY = {Workload: astuple, ResidencyInputs: astuple}
+KEY_PREFIX = "residency."
+SIZES_KEY = KEY_PREFIX + "model_sizes_gb"
+ACCELERATOR_KEY = KEY_PREFIX + "accelerator"
+
+
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner="Comparing placements of the models…")
+def cached_plan(workload: Workload, inputs: ResidencyInputs) -> ResidencyPlan:
+    """``plan_residency``, cached (a tenth of a second to a second of work)."""
+    with budget.slot(budget.WORK):
+        return plan_residency(workload, inputs)
+
+
+def money(usd_per_hour: float) -> str:
+    """'$282.00/h', or 'cannot meet it' for an infinite cost."""
+    return f"${usd_per_hour:,.2f}/h" if math.isfinite(usd_per_hour) else "cannot meet it"
+
+
+def inputs_form(inputs: ResidencyInputs) -> None:
+    """The residency inputs; each change goes to ``state.load_residency`` (and the URL)."""
+    left, right = st.columns(2)
+    with left:
+        st.session_state[ACCELERATOR_KEY] = inputs.accelerator
+        st.selectbox(
+            "Replica GPU (memory from the hardware catalog)",
+            ACCELERATOR_IDS,
+            key=ACCELERATOR_KEY,
+            format_func=_accelerator_label,
+            on_change=_on_change,
+            args=("accelerator",),
+            help="Each GPU of a replica holds the replica's resident models (one instance of a "
+            "model per GPU, Triton's default), so one GPU's memory limits what stays loaded.",
+        )
+        for spec in RESIDENCY_INPUTS[:2]:
+            _numeric(spec, inputs)
+    with right:
+        for spec in RESIDENCY_INPUTS[2:]:
+            _numeric(spec, inputs)
+        st.session_state[SIZES_KEY] = ",".join(f"{s:g}" for s in inputs.model_sizes_gb)
+        st.text_input(
+            "Model sizes, most popular first (GB, comma-separated; optional)",
+            key=SIZES_KEY,
+            on_change=_on_sizes_change,
+            max_chars=4000,
+            help="Overrides the one size: the i-th size is the i-th most popular model's; models "
+            "past the end take the last size. Empty: every model takes the size above.",
+        )
+
+
+def summary(plan: ResidencyPlan) -> None:
+    """What fits and what a load costs, in one paragraph."""
+    inputs, workload = plan.inputs, plan.workload
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    load_ms = float(inputs.load_ms(sizes).mean())
+    st.markdown(
+        f"Each GPU has **{inputs.accelerator_memory_gb:g} GB**; less the "
+        f"{inputs.activation_reserve_gb:g} GB reserve, **{plan.usable_memory_gb:g} GB** hold "
+        f"weights: **{plan.models_fit_per_replica} of {workload.models_hosted:,} models** fit "
+        f"on a replica at once. Loading one takes **{ms_text(load_ms)}** on average "
+        f"({inputs.load_overhead_ms:g} ms fixed + the copy at {inputs.load_gb_per_s:g} GB/s)."
+    )
+
+
+def placements_table(plan: ResidencyPlan) -> None:
+    """The three placements side by side, then the plain warnings their numbers call for."""
+    target = plan.workload.p99_target_ms
+    rows = []
+    for p in plan.placements:
+        pinned = f" ({p.pinned_models} pinned)" if p.id == "packed_pinned" else ""
+        rows.append(
+            {
+                "placement": p.label + pinned,
+                "replicas": p.replicas,
+                "cost": money(p.usd_per_hour),
+                "p99": ("≤ " if p.p99_is_bound and math.isfinite(p.p99_ms) else "")
+                + ms_text(p.p99_ms),
+                f"meets {ms_text(target)}": "yes" if p.meets_target else "no",
+                "hit ratio": f"{p.hit_ratio:.1%}",
+                "requests waiting for a load": f"{p.load_wait_share:.1%}",
+                "replicas to meet the target": (
+                    f"{p.replicas_to_meet:,}" if p.replicas_to_meet else "none up to 500"
+                ),
+                "cost to meet it": money(p.usd_per_hour_to_meet),
+                "accuracy": p.accuracy,
+            }
+        )
+    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "table")
+    for p in plan.placements:
+        if p.p99_is_load_time and p.is_stable:
+            st.warning(
+                f"{p.label}: {p.load_wait_share:.1%} of requests wait for a model to load, more "
+                f"than {LOAD_TIME_SHARE:.0%}, so its p99 of {ms_text(p.p99_ms)} is a load time, "
+                "not a queueing time.",
+                icon=":material/hourglass_top:",
+            )
+        elif not p.is_stable and p.id != "dedicated":
+            st.error(f"{p.label}: unstable (∞). {p.note}", icon=":material/error:")
+
+
+def recommendation(plan: ResidencyPlan) -> None:
+    """The design the numbers favour, the memory the target needs, where packing stops paying."""
+    if plan.recommended is None:
+        st.error(
+            "No placement meets the p99 target with up to 500 replicas.", icon=":material/error:"
+        )
+    else:
+        chosen = plan.placement(plan.recommended)
+        st.success(
+            f"Recommended: **{chosen.label}** — the cheapest that meets the target: "
+            f"{money(chosen.usd_per_hour_to_meet)} with {chosen.replicas_to_meet:,} replicas.",
+            icon=":material/check_circle:",
+        )
+    memory = plan.memory_for_target_gb
+    if memory is None:
+        line = (
+            "Even with every model resident the packed fleet misses the target at "
+            f"{plan.workload.replicas:,} replicas: memory alone cannot fix it."
+        )
+    else:
+        line = (
+            f"A packed LRU fleet at {plan.workload.replicas:,} replicas meets the target with "
+            f"**{memory:.1f} GB** per GPU (the reserve included); this one has "
+            f"{plan.inputs.accelerator_memory_gb:g} GB."
+        )
+    st.markdown(line)
+    if plan.packing_stops_paying_gb is not None:
+        st.markdown(
+            "Packing with LRU, sized to meet the target, costs more than dedicated replicas "
+            f"from **{plan.packing_stops_paying_gb:g} GB** a model on."
+        )
+    elif plan.packing_pays_everywhere:
+        st.markdown("Packing with LRU costs less than dedicated replicas at every size tried.")
+    st.caption(
+        "Hit ratios: Che's approximation for LRU (Che, Tung & Wang 2002; Fricker, Robert & "
+        "Roberts 2012), within 0.02 of a simulated LRU cache on Zipf streams. A miss loads the "
+        "model on the slot its batch took; the p99 mixes the requests that wait for a load with "
+        "those that queue behind loads (scripts/residency_check.py checks it against the "
+        "simulator). Dedicated: each model on its own replicas, the fewest that meet the "
+        "target; its p99 is the worst model's, an upper bound. Costs use the GPU replica price "
+        "of the sidebar."
+    )
+
+
+def _accelerator_label(hardware_id: str) -> str:
+    hardware = hardware_by_id(hardware_id)
+    return f"{hardware.accelerator} ({hardware.accelerator_memory_gb:g} GB) — {hardware.id}"
+
+
+def _numeric(spec: NumericInput, inputs: ResidencyInputs) -> None:
+    key = KEY_PREFIX + spec.name
+    value = getattr(inputs, spec.name)
+    st.session_state[key] = value
+    label = f"{spec.label} ({spec.unit})"
+    if spec.scale == "log":
+        st.select_slider(
+            label,
+            log_options(spec, (value,)),
+            key=key,
+            help=spec.help,
+            format_func=lambda v, s=spec: format_value(s, v),
+            on_change=_on_change,
+            args=(spec.name,),
+        )
+    else:
+        st.slider(
+            label,
+            min_value=float(spec.minimum),
+            max_value=float(spec.maximum),
+            step=float(linear_step(spec)),
+            format=slider_format(spec),
+            key=key,
+            help=spec.help,
+            on_change=_on_change,
+            args=(spec.name,),
+        )
+
+
+def _on_change(name: str) -> None:
+    value = st.session_state[KEY_PREFIX + name]
+    try:
+        state.load_residency(state.current().residency.with_changes(**{name: value}))
+    except ValueError as error:  # a widget offers only valid values; keep the inputs if not
+        state.set_notices((str(error),))
+
+
+def _on_sizes_change() -> None:
+    sizes, notice = parse_sizes(str(st.session_state[SIZES_KEY]))
+    state.load_residency(state.current().residency.with_changes(model_sizes_gb=sizes))
+    if notice:
+        state.set_notices((notice,))

@@ -1,0 +1,83 @@
+"""AppTest of the canary panel: it renders, shows the model's numbers, and refuses bad inputs."""
+
+from __future__ import annotations
+
+from apptest_helpers import assert_no_exception
+from streamlit.testing.v1 import AppTest
+
+from sdlab_model.timeline.canary import CanaryPlan, plan_rollout
+from sdlab_model.workload import Workload
+from sdlab_ui.canary_panel import duration_text, rollout_table
+
+QUERY_RATE_RPS = 3000.0
+QUERY_REPLICAS = 10
+
+
+def _panel():
+    from sdlab_model.workload import Workload
+    from sdlab_ui import canary_panel
+
+    canary_panel.render(Workload(rate_rps=3000.0, replicas=10))
+
+
+def _open() -> AppTest:
+    app = AppTest.from_function(_panel, default_timeout=60)
+    app.run()
+    assert_no_exception(app)
+    return app
+
+
+def test_the_panel_shows_the_models_rollout():
+    app = _open()
+    workload = Workload(rate_rps=QUERY_RATE_RPS, replicas=QUERY_REPLICAS)
+    rollout = plan_rollout(workload, CanaryPlan())
+    shown = app.dataframe[0].value
+    expected = rollout_table(rollout)
+    assert list(shown["p99 new"]) == [row["p99 new"] for row in expected], "p99 differs"
+    assert list(shown["detect error-rate rise"]) == [
+        row["detect error-rate rise"] for row in expected
+    ], "detection times differ"
+    first = rollout.steps[0].error_detection.seconds
+    metrics = {metric.label: metric.value for metric in app.metric}
+    assert metrics["Error-rate rise detected at 1%"] == duration_text(first), metrics
+    assert "no baseline left" in " ".join(c.value for c in app.caption), "100% step unexplained"
+
+
+def test_shadow_and_shared_change_the_numbers_as_the_model_does():
+    app = _open()
+    app.radio(key="canary.placement").set_value("shared")
+    app.number_input(key="canary.shadow_pct").set_value(20.0)
+    app.run()
+    assert_no_exception(app)
+    workload = Workload(rate_rps=QUERY_RATE_RPS, replicas=QUERY_REPLICAS)
+    rollout = plan_rollout(workload, CanaryPlan(placement="shared", shadow_share=0.2))
+    shown = app.dataframe[0].value
+    expected = rollout_table(rollout)
+    for column in ("p99 new", "extra replicas", "detect p99 regression"):
+        assert list(shown[column]) == [row[column] for row in expected], f"{column} differs"
+
+
+BAD_INPUTS = [
+    ("text_input", "canary.steps", "0, 5, 25", "step_shares[0]=0.0 is outside"),
+    ("text_input", "canary.steps", "5, 1", "must increase"),
+    ("text_input", "canary.steps", "one, two", "is not a number"),
+    ("number_input", "canary.regressed_error_pct", 100.0, "regressed_error_rate=1.0 is outside"),
+    ("number_input", "canary.regressed_error_pct", 0.05, "must be above baseline_error_rate"),
+    ("number_input", "canary.p99_regression_pct", -10.0, "p99_regression=-0.1 is outside"),
+]
+
+
+def test_bad_inputs_give_a_clear_message_and_no_numbers():
+    app = _open()
+    for kind, key, value, message in BAD_INPUTS:
+        widget = getattr(app, kind)(key=key)
+        good = widget.value
+        widget.set_value(value)
+        app.run()
+        assert_no_exception(app)
+        errors = " ".join(error.value for error in app.error)
+        assert message in errors, f"{key}={value!r}: errors shown {errors!r}"
+        assert not app.metric, f"{key}={value!r}: numbers shown for a plan that is not valid"
+        getattr(app, kind)(key=key).set_value(good)
+        app.run()
+        assert not app.error and app.metric, f"{key}: restoring {good!r} did not recover"

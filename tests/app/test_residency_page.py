@@ -1,0 +1,62 @@
+"""AppTest of the Models and memory page: placements, plain load-time warnings, URL round trip."""
+
+from __future__ import annotations
+
+from apptest_helpers import assert_no_exception, open_app
+
+from sdlab_model.residency import ResidencyInputs
+from sdlab_model.residency.placement import PLACEMENT_LABELS, plan_residency
+from sdlab_model.workload import Workload
+from sdlab_ui.residency_panel import money
+
+RESIDENCY_PAGE = "app_pages/residency.py"
+# Forty models on eight GPU replicas at 1,600 req/s; 1 GB models with 20 ms of fixed load time:
+# about a fifth of the requests wait for a load.
+QUERY = {
+    "gpu": "1",
+    "rate_rps": "1600",
+    "replicas": "8",
+    "models_hosted": "40",
+    "model_latency_ms": "40",
+    "batch_window_ms": "8",
+    "model_size_gb": "1",
+    "load_overhead_ms": "20",
+}
+
+
+def test_the_page_shows_each_placement_and_says_when_the_p99_is_a_load_time():
+    app = open_app(QUERY, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    workload, _ = Workload.from_strings(
+        {k: v for k, v in QUERY.items() if "load" not in k and "size" not in k}
+    )
+    plan = plan_residency(workload, ResidencyInputs(model_size_gb=1, load_overhead_ms=20))
+    table = app.dataframe[0].value
+    assert list(table["cost"]) == [money(p.usd_per_hour) for p in plan.placements], "costs differ"
+    assert [label.split(" (")[0] for label in table["placement"]] == [
+        PLACEMENT_LABELS[p.id] for p in plan.placements
+    ], "placements missing or out of order"
+    warnings = " ".join(w.value for w in app.warning)
+    assert plan.placement("packed_lru").p99_is_load_time, "the cell was chosen to miss >1%"
+    assert "is a load time" in warnings, f"no plain load-time warning: {warnings!r}"
+    chosen = PLACEMENT_LABELS[plan.recommended]
+    assert any(chosen in s.value for s in app.success), "the recommendation is not shown"
+
+
+def test_a_residency_input_goes_into_the_url_and_a_bad_one_gives_a_notice():
+    app = open_app({**QUERY, "accelerator": "not-a-gpu"}, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    assert any("not in the catalog" in w.value for w in app.warning), "no notice for a bad id"
+    app.selectbox(key="residency.accelerator").set_value("gcp-a2-ultragpu-1g").run()
+    assert_no_exception(app)
+    assert app.query_params.get("accelerator") in ("gcp-a2-ultragpu-1g", ["gcp-a2-ultragpu-1g"]), (
+        f"the URL does not carry the GPU: {dict(app.query_params)}"
+    )
+    text = " ".join(m.value for m in app.markdown)
+    assert "80 GB" in text, "the 80 GB GPU's memory is not what the page reads"
+
+
+def test_on_cpu_the_page_says_residency_needs_gpu_replicas():
+    app = open_app({"models_hosted": "40"}, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    assert any("GPU" in i.value for i in app.info), "CPU replicas: the page must say why"

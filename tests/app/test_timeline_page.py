@@ -1,0 +1,117 @@
+"""AppTest of the Timeline page: it runs from the sidebar's workload, keeps its inputs in the URL,
+refuses bad input safely, and checks itself against the simulator on request."""
+
+from __future__ import annotations
+
+from apptest_helpers import assert_no_exception, open_app
+
+from sdlab_model.timeline import (
+    AutoscalerConfig,
+    ColdStart,
+    TimelineInputs,
+    TrafficShape,
+    run_fixed_for_peak,
+    run_timeline,
+)
+from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
+from sdlab_model.workload import Workload
+from sdlab_ui.advice_panel import money
+
+TIMELINE_PAGE = "app_pages/timeline.py"
+
+
+def _charts(app) -> set[str]:
+    return {chart.key for chart in app.get("plotly_chart")}
+
+
+def _metrics(app) -> list[tuple[str, str]]:
+    return [(m.label, m.value) for m in app.metric]
+
+
+def test_the_page_shows_the_models_totals_for_the_sidebar_workload():
+    query = {"rate_rps": "3000", "replicas": "4"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    workload, _ = Workload.from_strings(query)
+    inputs = TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="step", base_rate_rps=3000, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=4, max_replicas=100),
+        cold_start=ColdStart(CPU_NODE_PROVISION_S, 2.0, 2.0),
+        duration_s=600,
+    )
+    autoscaled, fixed = run_timeline(inputs), run_fixed_for_peak(inputs)
+    shown = _metrics(app)
+    over = [value for label, value in shown if label == "Minutes over target"]
+    expected = [
+        f"{r.totals.minutes_over_target} of {r.totals.minutes}" for r in (autoscaled, fixed)
+    ]
+    assert over == expected, f"minutes over target shown {over}, model says {expected}"
+    costs = [value for label, value in shown if label == "Cost"]
+    assert costs == [money(autoscaled.totals.usd), money(fixed.totals.usd)], f"costs {costs}"
+    # The four panels over time are one chart; the canary section's share over time the other.
+    assert _charts(app) == {"timeline.chart", "canary.chart"}, f"charts {_charts(app)}"
+    subheaders = [h.value for h in app.subheader]
+    assert any(h.startswith("Canary rollout") for h in subheaders), f"no canary: {subheaders}"
+    assert app.query_params.get("rate_rps") == "3000", "the lab's inputs stay in the URL"
+
+
+def test_a_shared_link_reopens_the_same_timeline():
+    query = {"tl.traffic": "spike", "tl.factor": "5", "tl.scaler": "kpa", "tl.duration_s": "300"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    assert app.selectbox(key="timeline.widget.traffic").value == "spike", "shape from the URL"
+    assert app.selectbox(key="timeline.widget.scaler").value == "kpa", "policy from the URL"
+    assert app.number_input(key="timeline.widget.factor").value == 5.0, "factor from the URL"
+    app.number_input(key="timeline.widget.factor").set_value(7.0).run()
+    assert_no_exception(app)
+    assert app.query_params.get("tl.factor") == "7", f"URL {dict(app.query_params)}"
+    assert app.query_params.get("tl.traffic") == "spike", "unchanged inputs stay in the URL"
+
+
+def test_bad_url_values_fall_back_with_a_notice():
+    query = {"tl.factor": "lots", "tl.traffic": "tsunami", "tl.step_s": "-4"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    warnings = " ".join(w.value for w in app.warning)
+    assert "not a number" in warnings and "not a choice" in warnings, f"warnings: {warnings}"
+    assert app.number_input(key="timeline.widget.step_s").value == 0.1, "clamped to the minimum"
+    assert app.selectbox(key="timeline.widget.traffic").value == "step", "kept the default"
+
+
+def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():
+    app = open_app({"tl.traffic": "uploaded"}, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    assert any("Upload a trace CSV" in i.value for i in app.info), "asks for a file"
+    uploader = app.get("file_uploader")[0]
+    assert uploader is not None, "the uploader is shown for an uploaded shape"
+    app.file_uploader(key="timeline.upload").set_value(
+        ("trace.csv", b"time_s,rate_rps\n0,100\n5,oops\n", "text/csv")
+    ).run()
+    assert_no_exception(app)
+    errors = " ".join(e.value for e in app.error)
+    assert "row 3" in errors and "Nothing was changed" in errors, f"errors: {errors}"
+    assert any("Upload a trace CSV" in i.value for i in app.info), "still no trace in use"
+    assert "timeline.chart" not in _charts(app), "a bad trace must not run the timeline"
+    app.file_uploader(key="timeline.upload").set_value(
+        ("trace.csv", b"time_s,rate_rps\n0,100\n120,400\n", "text/csv")
+    ).run()
+    assert_no_exception(app)
+    assert "timeline.chart" in _charts(app), "a good trace runs the timeline"
+
+
+def test_the_simulator_check_runs_on_request():
+    query = {
+        "rate_rps": "600",
+        "replicas": "2",
+        "dynamic_batching": "0",
+        "lb_policy": "central_queue",
+        "tl.duration_s": "300",
+    }
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    text = " ".join(m.value for m in app.markdown)
+    assert "Minutes over the target: model" in text, "the check's comparison is shown"
+    assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
