@@ -101,10 +101,9 @@ def latency(workload: Workload, model: ModelName = "queueing") -> LatencyResult:
 # a column is 500 floats (4 KB).
 _DEFAULT_TARGET_MS = NUMERIC_BY_NAME["p99_target_ms"].default
 _DEFAULT_REPLICAS = int(NUMERIC_BY_NAME["replicas"].default)
-_MEMO_ENTRIES = 256
 
 
-@lru_cache(maxsize=_MEMO_ENTRIES)
+@lru_cache(maxsize=256)
 def _queueing_latency(workload: Workload) -> LatencyResult:
     return queueing.latency(workload)
 
@@ -147,7 +146,7 @@ def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -
     return int(meets[0]) + 1 if meets.size else None
 
 
-@lru_cache(maxsize=_MEMO_ENTRIES)
+@lru_cache(maxsize=256)
 def _p99_over_replica_counts(workload: Workload, model: ModelName) -> np.ndarray:
     """p99 (ms) at 1, 2, ... up to the slider's maximum replicas, at the workload's rate
     (read-only: it is shared)."""

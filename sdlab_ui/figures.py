@@ -90,7 +90,7 @@ class PreparedFigure(go.Figure):
         return self._prepared_dict
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def _empty_figure_state() -> dict:
     return dict(go.Figure().__dict__)
 
