@@ -97,8 +97,8 @@ def latency(workload: Workload, model: ModelName = "queueing") -> LatencyResult:
 # Memos for the Lab's evaluations. A visitor moves one input at a time, and each alternative the
 # decisions quote is some other workload's number: moving the p99 target changes no latency
 # (the queueing model never reads it), and moving the replicas changes no p99-over-replica-counts
-# column, so those are kept per workload with the input they ignore at its default. Bounded:
-# a column is 500 floats (4 KB).
+# column, so those are kept per workload with the input they ignore at its default. 256 of each
+# (a column is 500 floats, 4 KB).
 _DEFAULT_TARGET_MS = NUMERIC_BY_NAME["p99_target_ms"].default
 _DEFAULT_REPLICAS = int(NUMERIC_BY_NAME["replicas"].default)
 
