@@ -22,4 +22,5 @@ if not lab.workload.gpu:
 plan = residency_panel.cached_plan(lab.workload, lab.residency)
 residency_panel.summary(plan)
 residency_panel.placements_table(plan)
+residency_panel.simulation_check(plan)
 residency_panel.recommendation(plan)

@@ -9,7 +9,8 @@
    best of ``--repeats`` warm calls.
 2. The simulator check of a 10-minute spike (×4 for 2 min, 1,500 req/s base, unbatched central
    queue): the model's run, then ``simulate_timeline`` on the same arrivals and fleet, first
-   call and warm median.
+   call and warm median; then the same spike on the lab's default batched round-robin fleet
+   (each replica its own batching queue behind the balancer).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -73,19 +75,27 @@ def main() -> int:
         autoscaler=AutoscalerConfig(kind="hpa", min_replicas=1, max_replicas=100),
         duration_s=600,
     )
+    for label, workload in (
+        ("unbatched central queue", spike.workload),
+        ("batched round robin", Workload(rate_rps=1500, replicas=4)),
+    ):
+        _spike_check(replace(spike, workload=workload), label, args.repeats)
+    return 0
+
+
+def _spike_check(spike: TimelineInputs, label: str, repeats: int) -> None:
     spike_result = run_timeline(spike)
-    first_model, warm_model = _timed(lambda: run_timeline(spike), args.repeats)
-    first_sim, warm_sim = _timed(lambda: simulate_timeline(spike_result, seed=0), args.repeats)
+    first_model, warm_model = _timed(lambda: run_timeline(spike), repeats)
+    first_sim, warm_sim = _timed(lambda: simulate_timeline(spike_result, seed=0), repeats)
     check = simulate_timeline(spike_result, seed=0)
     print(
-        f"10-minute spike: model first {first_model:.3f} s, warm median "
+        f"10-minute spike, {label}: model first {first_model:.3f} s, warm median "
         f"{statistics.median(warm_model):.3f} s; simulator check of {check.requests:,} "
         f"requests first {first_sim:.3f} s, warm median {statistics.median(warm_sim):.3f} s "
         f"(p99 per minute: median |error| {check.median_abs_error:.1%}, worst "
         f"{check.worst_abs_error:.1%}; minutes over target model {check.model_minutes_over}, "
         f"simulation {check.simulated_minutes_over})"
     )
-    return 0
 
 
 if __name__ == "__main__":

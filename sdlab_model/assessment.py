@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from sdlab_model import teaching
+from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.design import (
     Alternatives,
     Decision,
@@ -45,7 +46,7 @@ __all__ = [
     "evaluate",
     "latency",
     "min_replicas_for_target",
-    "p99_cells",
+    "p99_pairs",
 ]
 
 
@@ -75,6 +76,7 @@ class Assessment:
     decisions: tuple[Decision, ...]
     reasons: tuple[Reason, ...]
     min_replicas_for_target: int | None
+    packing: PackingNumbers | None = None
 
     @property
     def meets_target(self) -> bool:
@@ -123,7 +125,7 @@ def p99_grid(
     return module.p99_grid(workload, np.asarray(rates_rps, float), np.asarray(replicas, float))
 
 
-def p99_cells(
+def p99_pairs(
     workload: Workload,
     rates_rps: np.ndarray,
     replicas: np.ndarray,
@@ -135,7 +137,7 @@ def p99_cells(
     _check_model(model)
     module = teaching if model == "teaching" else queueing
     rates, counts = np.broadcast_arrays(np.asarray(rates_rps, float), np.asarray(replicas, float))
-    return module.p99_cells(workload, rates, counts)
+    return module.p99_pairs(workload, rates, counts)
 
 
 def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -> int | None:
@@ -221,6 +223,7 @@ def evaluate(
         decisions=design.decisions,
         reasons=design.reasons,
         min_replicas_for_target=replicas_now,
+        packing=alternatives.packing if alternatives is not None else None,
     )
 
 
@@ -253,4 +256,6 @@ def _packing_numbers(
         packed_load_wait_share=packed.load_wait_share,
         models_fit_per_replica=plan.models_fit_per_replica,
         accelerator_memory_gb=plan.inputs.accelerator_memory_gb,
+        usd_per_replica_hour=plan.usd_per_replica_hour,
+        accelerator=hardware_by_id(plan.inputs.accelerator).accelerator or "",
     )

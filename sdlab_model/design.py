@@ -138,6 +138,8 @@ class PackingNumbers:
     packed_load_wait_share: float
     models_fit_per_replica: int
     accelerator_memory_gb: float
+    usd_per_replica_hour: float = math.nan
+    accelerator: str = ""
 
 
 @dataclass(frozen=True)
@@ -855,6 +857,11 @@ def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reas
             f"${packing.recommended_usd_per_hour:,.2f}/h "
             f"({_replicas_text(packing.recommended_replicas)}), against "
             f"{_dedicated_cost_text(packing.dedicated_usd_per_hour)}; {fit}."
+        )
+    if math.isfinite(packing.usd_per_replica_hour):
+        text += (
+            f" Priced at ${packing.usd_per_replica_hour:,.2f} a replica-hour, the hardware "
+            f"catalog's {packing.accelerator} price."
         )
     decisions = tuple(
         replace(d, state=state, text=text) if d.id == "packing" else d for d in decisions

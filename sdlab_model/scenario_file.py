@@ -1,13 +1,18 @@
 """Scenario files: the current lab saved as a small JSON document, and read back strictly.
 
-A scenario file looks like this (every workload field, always; the order is the ``Workload``'s)::
+A scenario file looks like this (every workload and residency field, always; the order is the
+``Workload``'s and the ``ResidencyInputs``')::
 
-    {"schema": "sdlab.scenario", "version": 1, "model": "queueing",
-     "workload": {"rate_rps": 200.0, "model_latency_ms": 20.0, ..., "gpu": false, ...}}
+    {"schema": "sdlab.scenario", "version": 2, "model": "queueing",
+     "workload": {"rate_rps": 200.0, "model_latency_ms": 20.0, ..., "gpu": false, ...},
+     "residency": {"model_size_gb": 2.0, ..., "accelerator": "aws-g5-xlarge",
+                   "model_sizes_gb": []}}
 
 ``dumps`` writes one; ``loads`` reads one back and returns exactly what was saved:
-``loads(dumps(w, m))`` gives ``w`` and ``m`` again for every valid workload (floats are written
-with ``repr``, which Python reads back bit for bit).
+``loads(dumps(w, m, r))`` gives ``w``, ``m`` and ``r`` again for every valid workload and
+residency inputs (floats are written with ``repr``, which Python reads back bit for bit).
+Version 1 files (before the residency inputs) still load, with the default residency inputs:
+the one migration so far.
 
 ``loads`` reads a file a visitor uploads, so it trusts nothing. Every way a file can be wrong
 raises ``ScenarioFileError`` (a ``ValueError``) whose message names the problem, so the page can
@@ -42,22 +47,32 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sdlab_model.params import MODEL_CHOICES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
+from sdlab_model.params import (
+    MAX_MODEL_SIZES,
+    MODEL_CHOICES,
+    NUMERIC_BY_NAME,
+    RESIDENCY_BY_NAME,
+    TOGGLE_BY_NAME,
+)
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.workload import Workload
 
 SCHEMA = "sdlab.scenario"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 64 * 1024
 FILE_NAME = "sdlab-scenario.json"
 MIME_TYPE = "application/json"
 
 # Every input's range lies far inside this, so a longer integer is out of range.
 _LONGEST_INTEGER_SHOWN = 10**15
-_TOP_LEVEL_KEYS = ("schema", "version", "model", "workload")
+_TOP_LEVEL_KEYS_V1 = ("schema", "version", "model", "workload")
+_TOP_LEVEL_KEYS = (*_TOP_LEVEL_KEYS_V1, "residency")
 _WORKLOAD_KEYS = tuple(f.name for f in fields(Workload))
+_RESIDENCY_KEYS = tuple(f.name for f in fields(ResidencyInputs))
 
 
 class ScenarioFileError(ValueError):
@@ -66,21 +81,29 @@ class ScenarioFileError(ValueError):
 
 @dataclass(frozen=True)
 class ScenarioFile:
-    """What a scenario file holds: the workload and the latency model it was saved with."""
+    """What a scenario file holds: the workload, the latency model and the residency inputs
+    (the Models and memory page's) it was saved with."""
 
     workload: Workload
     model: str
+    residency: ResidencyInputs = field(default_factory=ResidencyInputs)
 
 
-def dumps(workload: Workload, model: str) -> str:
-    """The scenario file for ``workload`` under ``model``, as JSON text (a few hundred bytes)."""
+def dumps(workload: Workload, model: str, residency: ResidencyInputs | None = None) -> str:
+    """The scenario file for ``workload`` under ``model`` with ``residency`` (default inputs if
+    ``None``), as JSON text (about a kilobyte)."""
     if model not in MODEL_CHOICES:
         raise ValueError(f"model={model!r} is not one of {', '.join(MODEL_CHOICES)}")
+    residency = ResidencyInputs() if residency is None else residency
     document = {
         "schema": SCHEMA,
         "version": VERSION,
         "model": model,
         "workload": workload.to_dict(),
+        "residency": {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in ((n, getattr(residency, n)) for n in _RESIDENCY_KEYS)
+        },
     }
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
@@ -113,8 +136,9 @@ def loads(data: str | bytes | bytearray | memoryview) -> ScenarioFile:
         raise ScenarioFileError(
             f"The file must hold a JSON object ({{...}}), not {_json_type(document)}."
         )
-    _check_keys(document, _TOP_LEVEL_KEYS, "at the top level of the file")
     _check_header(document)
+    version_keys = _TOP_LEVEL_KEYS_V1 if document["version"] == 1 else _TOP_LEVEL_KEYS
+    _check_keys(document, version_keys, "at the top level of the file")
     model = document["model"]
     if not isinstance(model, str):
         raise ScenarioFileError(f"model must be a string, got {_json_type(model)}.")
@@ -122,7 +146,8 @@ def loads(data: str | bytes | bytearray | memoryview) -> ScenarioFile:
         raise ScenarioFileError(
             f"Unknown model {_quote(model)}; expected one of {', '.join(MODEL_CHOICES)}."
         )
-    return ScenarioFile(workload=_workload(document["workload"]), model=model)
+    residency = ResidencyInputs() if document["version"] == 1 else _residency(document["residency"])
+    return ScenarioFile(workload=_workload(document["workload"]), model=model, residency=residency)
 
 
 def _decode(data: str | bytes | bytearray | memoryview) -> str:
@@ -220,6 +245,12 @@ def _check_keys(document: Mapping[str, Any], allowed: tuple[str, ...], where: st
 
 
 def _check_header(document: Mapping[str, Any]) -> None:
+    for key in ("schema", "version"):
+        if key not in document:
+            raise ScenarioFileError(
+                f"Missing key {key} at the top level of the file (a scenario file lists every "
+                "setting)."
+            )
     schema, version = document["schema"], document["version"]
     if schema != SCHEMA:
         shown = _quote(schema) if isinstance(schema, str) else _json_type(schema)
@@ -228,9 +259,10 @@ def _check_header(document: Mapping[str, Any]) -> None:
         )
     if isinstance(version, bool) or not isinstance(version, int):
         raise ScenarioFileError(f"version must be a whole number, got {_json_type(version)}.")
-    if version != VERSION:
+    if version not in READABLE_VERSIONS:
         raise ScenarioFileError(
-            f"Scenario file version {version} is not supported; this sdlab reads version {VERSION}."
+            f"Scenario file version {version} is not supported; this sdlab reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}."
         )
 
 
@@ -260,6 +292,50 @@ def _workload(section: Any) -> Workload:
     except ValueError as error:
         # Workload names the field, the value and the allowed range.
         raise ScenarioFileError(f"workload: {error}.") from None
+
+
+def _residency(section: Any) -> ResidencyInputs:
+    if not isinstance(section, dict):
+        raise ScenarioFileError(f"residency must be a JSON object, got {_json_type(section)}.")
+    _check_keys(section, _RESIDENCY_KEYS, "in residency")
+    values = dict(section)
+    for name in RESIDENCY_BY_NAME:
+        value = values[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ScenarioFileError(f"residency.{name} must be a number, got {_json_type(value)}.")
+        if isinstance(value, int) and abs(value) > _LONGEST_INTEGER_SHOWN:
+            spec = RESIDENCY_BY_NAME[name]
+            raise ScenarioFileError(
+                f"residency: {name}={_quote(str(value), 20)} is outside the allowed range "
+                f"[{spec.minimum:g}, {spec.maximum:g}]."
+            )
+    if not isinstance(values["accelerator"], str):
+        raise ScenarioFileError(
+            f"residency.accelerator must be a string, got {_json_type(values['accelerator'])}."
+        )
+    sizes = values["model_sizes_gb"]
+    if not isinstance(sizes, list):
+        raise ScenarioFileError(
+            f"residency.model_sizes_gb must be a list of numbers, got {_json_type(sizes)}."
+        )
+    if len(sizes) > MAX_MODEL_SIZES:
+        raise ScenarioFileError(
+            f"residency.model_sizes_gb has {len(sizes):,} sizes; at most {MAX_MODEL_SIZES} "
+            "are allowed."
+        )
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, (int, float)):
+            raise ScenarioFileError(
+                f"residency.model_sizes_gb must hold numbers only, got {_json_type(size)}."
+            )
+        if isinstance(size, int) and abs(size) > _LONGEST_INTEGER_SHOWN:
+            raise ScenarioFileError("residency.model_sizes_gb holds a size out of range.")
+    values["model_sizes_gb"] = tuple(sizes)
+    try:
+        return ResidencyInputs(**values)
+    except ValueError as error:
+        # ResidencyInputs names the field, the value (shortened) and the allowed range.
+        raise ScenarioFileError(f"residency: {_quote(str(error), 160)}.") from None
 
 
 def _json_type(value: Any) -> str:

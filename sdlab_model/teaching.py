@@ -96,10 +96,10 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
     """
     rates = np.asarray(rates_rps, dtype=float)[None, :]
     reps = np.asarray(replicas, dtype=float)[:, None]
-    return p99_cells(workload, rates, reps)
+    return p99_pairs(workload, rates, reps)
 
 
-def p99_cells(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
+def p99_pairs(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
     """The teaching p99 per cell of ``rates_rps`` and ``replicas`` broadcast together (one
     (rate, replica count) pair per cell), as ``p99_grid`` gives it."""
     rates = np.asarray(rates_rps, dtype=float)

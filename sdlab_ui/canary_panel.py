@@ -63,17 +63,36 @@ def duration_text(seconds: float | None) -> str:
     return f"{seconds / 3600:.3g} h"
 
 
-def detection_text(detection: Detection) -> str:
-    """The detection time as the table shows it, with whether the window is long enough."""
+def detection_text(
+    detection: Detection, interval_s: float = canary.METRIC_INTERVAL_S.default
+) -> str:
+    """The detection time as the table shows it, with whether the window is long enough; a time
+    shorter than one metric interval reads "within one metric interval" (a judge sees no
+    sooner)."""
     if detection.seconds is None:
         return f"— ({detection.note})"
     verdict = "within the window" if detection.within_window else "longer than the window"
     rough = "; few bad requests, rough" if detection.is_rough else ""
+    if detection.seconds < interval_s:
+        return (
+            f"within one metric interval (≤ {duration_text(interval_s)}; the test needs "
+            f"{duration_text(detection.seconds)}{rough})"
+        )
     return f"{duration_text(detection.seconds)} ({verdict}{rough})"
 
 
-def _inputs() -> CanaryPlan | None:
-    """The plan from the widgets, or None after showing why it is not valid."""
+def detection_metric_text(
+    detection: Detection, interval_s: float = canary.METRIC_INTERVAL_S.default
+) -> str:
+    """The headline detection time: the test's time, or "≤ one interval" below one interval."""
+    if detection.seconds is not None and detection.seconds < interval_s:
+        return f"≤ {duration_text(interval_s)}"
+    return duration_text(detection.seconds)
+
+
+def _inputs() -> tuple[CanaryPlan | None, float]:
+    """The plan from the widgets (None after showing why it is not valid) and the metric
+    interval."""
     left, middle, right = st.columns(3)
     steps_text = left.text_input(
         "Steps (% of live traffic)",
@@ -88,6 +107,15 @@ def _inputs() -> CanaryPlan | None:
         value=canary.WINDOW_S.default / 60,
         key=KEY_PREFIX + "window_min",
         help="30 min by default: Spinnaker recommends an interval of at least 30 minutes.",
+    )
+    interval_s = left.number_input(
+        "Metric interval (s)",
+        min_value=canary.METRIC_INTERVAL_S.minimum,
+        max_value=canary.METRIC_INTERVAL_S.maximum,
+        value=canary.METRIC_INTERVAL_S.default,
+        key=KEY_PREFIX + "interval_s",
+        help="How often the judge gets a new metric point: Prometheus scrapes every 60 s by "
+        "default (15 s in its example configuration). A regression cannot be seen sooner.",
     )
     placement = left.radio(
         "The new version runs on",
@@ -144,7 +172,7 @@ def _inputs() -> CanaryPlan | None:
         key=KEY_PREFIX + "power_pct",
     )
     try:
-        return CanaryPlan(
+        plan = CanaryPlan(
             step_shares=parse_steps(steps_text),
             window_s=float(window_min) * 60.0,
             placement=placement,
@@ -157,10 +185,13 @@ def _inputs() -> CanaryPlan | None:
         )
     except ValueError as error:
         st.error(f"The rollout cannot be planned: {error}", icon=":material/error:")
-        return None
+        return None, float(interval_s)
+    return plan, float(interval_s)
 
 
-def rollout_table(rollout: CanaryRollout) -> list[dict[str, str]]:
+def rollout_table(
+    rollout: CanaryRollout, interval_s: float = canary.METRIC_INTERVAL_S.default
+) -> list[dict[str, str]]:
     """One row per step, as the panel shows it (the AppTest compares it with the model)."""
     rows = []
     for step in rollout.steps:
@@ -177,15 +208,18 @@ def rollout_table(rollout: CanaryRollout) -> list[dict[str, str]]:
                 "p99 old": "no traffic" if baseline is None else ms_text(baseline.p99_ms),
                 "extra replicas": str(step.extra_replicas),
                 "extra $/h": money(step.extra_usd_per_hour),
-                "detect error-rate rise": detection_text(step.error_detection),
-                "detect p99 regression": detection_text(step.latency_detection),
+                "detect error-rate rise": detection_text(step.error_detection, interval_s),
+                "detect p99 regression": detection_text(step.latency_detection, interval_s),
             }
         )
     return rows
 
 
-def rollout_chart(rollout: CanaryRollout) -> go.Figure:
-    """Share of live traffic over time (hours), with each test's detection time marked."""
+def rollout_chart(
+    rollout: CanaryRollout, interval_s: float = canary.METRIC_INTERVAL_S.default
+) -> go.Figure:
+    """Share of live traffic over time (hours), with each test's detection marked where a judge
+    can first see it: the first metric point at or after the test's time."""
     times_h, shares = [], []
     for step in rollout.steps:
         times_h += [step.start_s / 3600, step.end_s / 3600]
@@ -201,9 +235,10 @@ def rollout_chart(rollout: CanaryRollout) -> go.Figure:
         for step in rollout.steps:
             detection = pick(step)
             if detection.seconds is not None and detection.within_window:
-                xs.append((step.start_s + detection.seconds) / 3600)
+                seen = canary.first_metric_point_s(detection.seconds, interval_s)
+                xs.append((step.start_s + seen) / 3600)
                 ys.append(step.share * 100)
-                texts.append(f"{label} after {duration_text(detection.seconds)}")
+                texts.append(f"{label}: {detection_text(detection, interval_s)}")
         figure.add_trace(
             go.Scatter(
                 x=xs,
@@ -229,7 +264,7 @@ def rollout_chart(rollout: CanaryRollout) -> go.Figure:
 def render(workload: Workload) -> None:
     """The canary section: inputs, the share over time, per-step numbers and what they rest on."""
     st.subheader("Canary rollout: who serves what, and how soon a regression shows")
-    plan = _inputs()
+    plan, interval_s = _inputs()
     if plan is None:
         return
     rollout = cached_rollout(workload, plan)
@@ -239,10 +274,10 @@ def render(workload: Workload) -> None:
     columns[1].metric("Extra cost over the rollout", money(rollout.extra_usd))
     columns[2].metric(
         f"Error-rate rise detected at {first.share * 100:g}%",
-        duration_text(first.error_detection.seconds),
+        detection_metric_text(first.error_detection, interval_s),
     )
-    st.plotly_chart(rollout_chart(rollout), key=KEY_PREFIX + "chart")
-    st.dataframe(rollout_table(rollout), hide_index=True, key=KEY_PREFIX + "table")
+    st.plotly_chart(rollout_chart(rollout, interval_s), key=KEY_PREFIX + "chart")
+    st.dataframe(rollout_table(rollout, interval_s), hide_index=True, key=KEY_PREFIX + "table")
     st.caption(
         f"Time to detect: the shortest analysis window after which a {canary.TEST_DESCRIPTION} "
         f"flags the regression ({plan.baseline_error_rate:.3%} → "
@@ -254,6 +289,12 @@ def render(workload: Workload) -> None:
         "no baseline left to compare with. Per-version p99 from the queueing model at the load "
         "each version carries; own replicas are sized to the new version's share (Argo "
         "Rollouts' default), the old version stays at full size until 100%."
+    )
+    st.caption(
+        f"A judge sees a metric point every {duration_text(interval_s)} (the metric interval; "
+        "Prometheus scrapes every 60 s by default, 15 s in its example configuration, and "
+        "10–60 s is usual): a time shorter than that reads “within one metric interval”, and "
+        "the chart marks each detection at the first point at or after the test's time."
     )
     notes = {note for step in rollout.steps for note in step.notes}
     for note in sorted(notes):

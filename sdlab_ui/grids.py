@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sdlab_model import design, p99_grid
-from sdlab_model.assessment import ModelName, p99_cells
+from sdlab_model.assessment import ModelName, p99_pairs
 from sdlab_model.params import (
     CHOICE_INPUTS,
     MODELS_PER_REPLICA_HOT,
@@ -223,7 +223,7 @@ def _frontier(
     p99 is not monotone in replicas (with batching, more replicas make smaller batches that wait
     longer), so no bisection; but no count at or below ``rate / capacity per replica`` is stable,
     and none above the grid's own first meeting row can be the first. Over the rate axis, each
-    column's counts between those two bounds, every column's in one model call (``p99_cells``:
+    column's counts between those two bounds, every column's in one model call (``p99_pairs``:
     a call costs ~1 ms before its first cell): the same answer as every count in every column
     (``tests/app/test_grids.py``). Over any other x axis, every count, one column at a time.
     """
@@ -247,7 +247,7 @@ def _frontier(
     starts = np.concatenate(([0], np.cumsum(spans)[:-1]))
     columns = np.repeat(np.arange(xs.size), spans)
     candidates = lowest[columns] + (np.arange(spans.sum()) - starts[columns])
-    meets = p99_cells(workload, xs[columns], candidates, model) <= target
+    meets = p99_pairs(workload, xs[columns], candidates, model) <= target
     # Each column's first meeting candidate: the least index among its meeting cells.
     first = np.minimum.reduceat(np.where(meets, np.arange(meets.size), meets.size), starts)
     return np.where(first < meets.size, candidates[np.minimum(first, meets.size - 1)], np.nan)

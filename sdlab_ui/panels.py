@@ -13,7 +13,13 @@ import streamlit as st
 
 from sdlab_model import scenario_file
 from sdlab_model.advice.search import workload_cost
-from sdlab_model.architecture import FLOW_LEGEND, legend_entries, path_text, to_dot
+from sdlab_model.architecture import (
+    FLOW_LEGEND,
+    legend_entries,
+    packing_note,
+    path_text,
+    to_dot,
+)
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, report, simulation, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
@@ -81,6 +87,8 @@ def diagram_notes(result: Assessment) -> dict[str, str]:
             else f"batch ≈ {result.mean_batch_size:.1f}"
         )
         notes["batcher"] = f"{batch} · {workload.batch_window_ms:g} ms"
+    if result.packing is not None:  # queueing mode, a GPU fleet that needs packing
+        notes["gpu_pool"] = packing_note(result.packing, workload.models_hosted)
     return notes
 
 
@@ -403,7 +411,7 @@ def report_downloads(view: cache.LabView) -> None:
     )
     row.download_button(
         "Download scenario file (JSON)",
-        functools.partial(scenario_file.dumps, workload, model),
+        functools.partial(scenario_file.dumps, workload, model, state.current().residency),
         file_name=scenario_file.FILE_NAME,
         mime=scenario_file.MIME_TYPE,
         key="lab.scenario_download",
@@ -438,6 +446,7 @@ def _on_upload() -> None:
         st.session_state[_UPLOAD_MESSAGE_KEY] = ("error", str(error))
         return
     state.load(loaded.workload, loaded.model)
+    state.load_residency(loaded.residency)
     st.session_state[_UPLOAD_MESSAGE_KEY] = ("success", "Scenario file loaded.")
 
 

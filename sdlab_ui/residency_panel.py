@@ -16,7 +16,9 @@ from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
 from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.residency.inputs import parse_sizes
 from sdlab_model.residency.latency import LOAD_TIME_SHARE
-from sdlab_model.residency.placement import ResidencyPlan, plan_residency
+from sdlab_model.residency.placement import ResidencyPlan, plan_residency, replica_usd_per_hour
+from sdlab_model.residency.simulated import simulate_packed
+from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text
@@ -33,6 +35,60 @@ def cached_plan(workload: Workload, inputs: ResidencyInputs) -> ResidencyPlan:
     """``plan_residency``, cached (a tenth of a second to a second of work)."""
     with budget.slot(budget.WORK):
         return plan_residency(workload, inputs)
+
+
+SIM_REQUESTS = 200_000
+"""Requests per simulated placement: four replications, as ``simulate_packed`` runs them."""
+
+
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner=False)
+def simulated_placement(
+    workload: Workload, inputs: ResidencyInputs, pinned_models: int
+) -> ResidencySimResult:
+    """One packed placement simulated (a tenth of a second of work), cached and budgeted."""
+    with budget.slot(budget.WORK):
+        return simulate_packed(workload, inputs, pinned_models, n_requests=SIM_REQUESTS)
+
+
+def simulation_check(plan: ResidencyPlan) -> None:
+    """Where the model calls a stable packed placement approximate, its simulated p99 beside.
+
+    An unstable placement is not simulated: a finite run of a queue that grows without bound
+    reports a finite p99 that only says how long the run was.
+    """
+    flagged = [
+        p
+        for p in plan.placements
+        if p.id != "dedicated" and p.accuracy == "approximate" and p.is_stable
+    ]
+    if not flagged:
+        return
+    target = plan.workload.p99_target_ms
+    rows = []
+    with st.spinner("Simulating the placements the model is unsure of…"):
+        for p in flagged:
+            result = simulated_placement(plan.workload, plan.inputs, p.pinned_models)
+            low, high = result.p99_ci_ms
+            rows.append(
+                {
+                    "placement": p.label,
+                    "model p99": ms_text(p.p99_ms),
+                    "simulated p99": ms_text(result.p99_ms),
+                    "95% interval": f"{ms_text(low)} – {ms_text(high)}",
+                    f"meets {ms_text(target)} (simulated)": "yes"
+                    if result.p99_ms <= target
+                    else "no",
+                    "hit ratio (simulated)": f"{result.batch_hit_ratio:.1%}",
+                }
+            )
+    st.markdown("**Simulated where the model is approximate**")
+    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "simulated")
+    st.caption(
+        f"These placements are outside the range where the residency model was checked against "
+        f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests in "
+        "four replications (seed 0), each replica's LRU cache of models simulated with loads "
+        "holding the slot that took the batch."
+    )
 
 
 def money(usd_per_hour: float) -> str:
@@ -160,8 +216,19 @@ def recommendation(plan: ResidencyPlan) -> None:
         "model on the slot its batch took; the p99 mixes the requests that wait for a load with "
         "those that queue behind loads (scripts/residency_check.py checks it against the "
         "simulator). Dedicated: each model on its own replicas, the fewest that meet the "
-        "target; its p99 is the worst model's, an upper bound. Costs use the GPU replica price "
-        "of the sidebar."
+        "target; its p99 is the worst model's, an upper bound. " + _price_text(plan)
+    )
+
+
+def _price_text(plan: ResidencyPlan) -> str:
+    """Which price the placements' costs use, with its figures (every placement alike)."""
+    hardware = hardware_by_id(plan.inputs.accelerator)
+    gpus = plan.workload.gpu_instances_per_replica
+    price = replica_usd_per_hour(plan.workload, plan.inputs)
+    return (
+        f"Costs: ${price:,.2f} a replica-hour for every placement, the hardware catalog's "
+        f"{hardware.accelerator} price (${hardware.usd_per_hour / hardware.slots:,.3f} a GPU-hour"
+        f", {hardware.id}) times {gpus} GPU{'s' if gpus != 1 else ''} a replica."
     )
 
 

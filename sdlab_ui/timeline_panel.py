@@ -34,8 +34,12 @@ from sdlab_model.timeline.autoscalers import (
     AUTOSCALER_LABELS,
     CPU_NODE_PROVISION_S,
     GPU_NODE_PROVISION_S,
+    HPA_CPU_INITIALIZATION_PERIOD_S,
+    HPA_METRIC_WINDOW_S,
+    KNOB_RANGES,
     MAX_REPLICAS,
 )
+from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, UploadedTrace
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
@@ -67,6 +71,27 @@ class Field:
     help: str = ""
 
 
+KNOBS: dict[str, str] = {}
+"""Page input name -> the ``AutoscalerConfig`` field it sets."""
+
+
+def _knob(name: str, knob: str, label: str, step: float, help_text: str) -> Field:
+    """An autoscaler input whose range and default are the model's (``KNOB_RANGES``, the
+    ``AutoscalerConfig`` defaults, each cited in ``sdlab_model.timeline.autoscalers``)."""
+    low, high = KNOB_RANGES[knob]
+    KNOBS[name] = knob
+    default = AutoscalerConfig.__dataclass_fields__[knob].default
+    return Field(name, label, low, high, float(default), step, help=help_text)
+
+
+SCALER_KNOBS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "hpa": ("hpa_target", "hpa_down_s"),
+    "kpa": ("kpa_concurrency", "kpa_target", "kpa_stable_s", "kpa_panic_pct", "kpa_panic_x"),
+    "ray": ("ray_target", "ray_up_s", "ray_down_s"),
+}
+"""The inputs shown for each autoscaler."""
+
 CHOICES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "traffic": ("step", TRAFFIC_KINDS, TRAFFIC_LABELS),
     "scaler": ("hpa", AUTOSCALER_KINDS, AUTOSCALER_LABELS),
@@ -97,7 +122,79 @@ FIELDS: tuple[Field, ...] = (
         "Unless set, the sidebar's replicas (also the fleet at time 0).",
     ),
     Field("max_replicas", "Max replicas", 1, MAX_REPLICAS, 100.0, 1, True),
-    Field("hpa_target", "HPA target utilization", 0.05, 1.0, 0.7, 0.05),
+    _knob(
+        "hpa_target",
+        "hpa_target_utilization",
+        "HPA target utilization",
+        0.05,
+        "70% here (the issue's); Kubernetes defaults to 80% when an HPA names no metric, and its "
+        "walkthrough uses 50%.",
+    ),
+    _knob(
+        "hpa_down_s",
+        "hpa_scale_down_stabilization_s",
+        "HPA scale-down stabilization (s)",
+        30.0,
+        "Kubernetes' default: 300 s (--horizontal-pod-autoscaler-downscale-stabilization).",
+    ),
+    _knob(
+        "kpa_concurrency",
+        "kpa_container_concurrency",
+        "KPA container concurrency (0 = slots × max batch)",
+        1.0,
+        "Requests one pod takes at once (containerConcurrency). Knative's default is 0 "
+        "(unlimited, target 100); here 0 means what the replica can serve at once.",
+    ),
+    _knob(
+        "kpa_target",
+        "kpa_target_utilization",
+        "KPA target utilization",
+        0.05,
+        "Knative's default: 70% of container concurrency "
+        "(container-concurrency-target-percentage).",
+    ),
+    _knob(
+        "kpa_stable_s",
+        "kpa_stable_window_s",
+        "KPA stable window (s)",
+        10.0,
+        "Knative's default: 60 s (stable-window; allowed 6 s to 1 h).",
+    ),
+    _knob(
+        "kpa_panic_pct",
+        "kpa_panic_window_percentage",
+        "KPA panic window (% of stable)",
+        1.0,
+        "Knative's default: 10% (panic-window-percentage), 6 s of a 60 s stable window.",
+    ),
+    _knob(
+        "kpa_panic_x",
+        "kpa_panic_threshold",
+        "KPA panic threshold (× ready pods)",
+        0.1,
+        "Knative's default: 200% (panic-threshold-percentage; allowed 110–1000%).",
+    ),
+    _knob(
+        "ray_target",
+        "ray_target_ongoing_requests",
+        "Ray target ongoing requests per replica",
+        0.5,
+        "Ray Serve's default: 2 (target_ongoing_requests).",
+    ),
+    _knob(
+        "ray_up_s",
+        "ray_upscale_delay_s",
+        "Ray upscale delay (s)",
+        5.0,
+        "Ray Serve's default: 30 s (upscale_delay_s).",
+    ),
+    _knob(
+        "ray_down_s",
+        "ray_downscale_delay_s",
+        "Ray downscale delay (s)",
+        30.0,
+        "Ray Serve's default: 600 s (downscale_delay_s).",
+    ),
     Field(
         "provision_s",
         "Node provisioning (s)",
@@ -249,8 +346,8 @@ def controls(workload: Workload) -> dict:
         _choice(middle, "scaler", "Policy", values)
         _number(middle, "min_replicas", values)
         _number(middle, "max_replicas", values)
-        if values["scaler"] == "hpa":
-            _number(middle, "hpa_target", values)
+        for name in SCALER_KNOBS[values["scaler"]]:
+            _number(middle, name, values)
         _number(middle, "queue_limit", values)
     with right:
         st.markdown("**Cold start** = provisioning + size ÷ bandwidth")
@@ -314,7 +411,7 @@ def build_inputs(values: dict, workload: Workload) -> tuple[TimelineInputs | Non
                 kind=values["scaler"],
                 min_replicas=low,
                 max_replicas=max(low, int(values["max_replicas"])),
-                hpa_target_utilization=values["hpa_target"],
+                **{knob: values[name] for name, knob in KNOBS.items()},
             ),
             cold_start=ColdStart(values["provision_s"], values["model_gb"], values["load_gbps"]),
             duration_s=values["duration_s"],
@@ -481,11 +578,13 @@ def _count(value: float) -> str:
 
 
 def ramp_story(result: TimelineResult) -> str:
-    """One line on what the autoscaler did and when capacity arrived (numbers computed)."""
+    """What the autoscaler did and when capacity arrived; for the HPA, why its ramp is slower
+    than one decision per cold start (numbers computed)."""
     steps = result.decisions >= 0
     times = result.times_s[steps]
     counts = result.decisions[steps]
-    cold = result.inputs.cold_start.cold_start_s
+    inputs = result.inputs
+    cold = inputs.cold_start.cold_start_s
     if not len(times):
         return (
             f"The fleet stayed at {int(result.ready_replicas[0])} replicas "
@@ -493,9 +592,33 @@ def ramp_story(result: TimelineResult) -> str:
         )
     shown = ", ".join(f"{int(n)} at {t:.0f} s" for t, n in zip(times[:8], counts[:8], strict=True))
     more = f" and {len(times) - 8} more changes" if len(times) > 8 else ""
-    return (
+    story = (
         f"Decisions: {int(result.ready_replicas[0])} → {shown}{more}. Each new replica "
         f"serves {cold:.0f} s after its decision (cold start); until then the backlog grows."
+    )
+    if inputs.autoscaler.kind != "hpa":
+        return story
+    scaler = inputs.autoscaler
+    delay = hpa_metric_delay_s(inputs.cold_start)
+    peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
+    settled = replicas_at_target(inputs, peak)
+    if delay > 0:
+        metric = (
+            f"The HPA uses a new pod's CPU only {delay:.0f} s after it turns ready (in its "
+            f"first {HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f} minutes a pod's metric counts "
+            f"once a whole {HPA_METRIC_WINDOW_S:.0f} s metric window follows its readiness; "
+            "until then it counts as 0% on a scale-up), so its decisions come "
+            f"{cold + delay:.0f} s apart, not every {cold:.0f} s."
+        )
+    else:
+        metric = (
+            "The HPA uses a new pod's CPU as soon as it is ready (its model load outlasts the "
+            f"{HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f}-minute CPU initialization period)."
+        )
+    return (
+        f"{story} {metric} While a backlog is left every replica reports 100% busy, so each "
+        f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
+        f"req/s without a backlog the fleet would settle at {settled} replicas."
     )
 
 
@@ -511,16 +634,12 @@ def _cached_check(result: TimelineResult, seed: int):
 
 def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     """On request: the same arrivals and ready fleet through the discrete-event simulator."""
-    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, is_covered
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, coverage_note
 
     st.subheader("Check against the simulator")
-    workload = inputs.workload
-    if not is_covered(workload):
-        st.caption(
-            "The check simulates an unbatched fleet whose slots pool into one queue (central "
-            "queue, or round robin without batching); turn batching off and pick one of those "
-            "balancers to run it."
-        )
+    note = coverage_note(inputs.workload)
+    if note is not None:
+        st.caption(f"{note} Change those in the sidebar to run it.")
         return
     if result.totals.requests > MAX_SIMULATED_REQUESTS:
         st.caption(
@@ -531,8 +650,8 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     if not st.button("Simulate this timeline", key=CHECK_KEY):
         st.caption(
             f"Draws the {result.totals.requests:,.0f} requests as a Poisson stream of the "
-            "step's rate and serves them, first come first served, on the ready replicas "
-            "the model scheduled; then compares each minute's p99."
+            "step's rate and serves them on the ready replicas the model scheduled, through "
+            "the sidebar's balancer and batching; then compares each minute's p99."
         )
         return
     bar = st.progress(0.0, text=f"Simulating {result.totals.requests:,.0f} requests…")

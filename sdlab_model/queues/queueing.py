@@ -62,13 +62,15 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
     """
     rates = np.asarray(rates_rps, dtype=float).ravel()[None, :]
     counts = np.asarray(replicas, dtype=float).ravel()[:, None]
-    return p99_cells(workload, rates, counts)
+    return p99_pairs(workload, rates, counts)
 
 
-def p99_cells(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
-    """p99 (ms) per cell of ``rates_rps`` and ``replicas`` broadcast together (two arrays of one
-    shape: one (rate, replica count) pair per cell); ``inf`` if unstable. Each cell is what
-    ``p99_grid`` gives for that pair."""
+def p99_pairs(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
+    """p99 (ms) at each (rate, replica count) the two arrays broadcast to; ``inf`` if unstable.
+
+    ``p99_grid`` is this over a row of rates and a column of counts; equal-shaped arrays give
+    one p99 per pair (a search that tries a different count for each rate). Same formulas.
+    """
     rates = np.asarray(rates_rps, dtype=float)
     counts = np.asarray(replicas, dtype=float)
     if not is_pooled_model(workload):
@@ -83,8 +85,8 @@ def p99_cells(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -
         wait_units = mdc_grid.p99_wait_units(servers, np.where(stable, utilization, 0.5))
         p99 = full_batch_ms * (1.0 + wait_units)
     else:
-        # Rates stay one row (not broadcast), so the batching model solves per rate where it can;
-        # unstable cells come out inf and are masked below anyway.
+        # In a grid the rates stay one row (not broadcast), so the batching model solves per rate
+        # where it can; unstable cells come out inf and are masked below anyway.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             p99 = _batched_quantiles(workload, rates / 1000.0, servers, 0.99).quantile_ms
     return np.where(stable, np.broadcast_to(p99, utilization.shape), np.inf)

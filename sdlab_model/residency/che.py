@@ -39,8 +39,10 @@ def characteristic_time(rates: np.ndarray, sizes: np.ndarray, capacity: float) -
     """Che's characteristic time ``T`` (in the rates' reciprocal unit) for a cache of ``capacity``.
 
     ``inf`` when every referenced model fits at once (nothing is ever evicted); 0 when the cache
-    cannot hold even the smallest one. Solved by bisection on ``log T``: the held memory
-    ``sum size_i (1 - exp(-rate_i T))`` increases with ``T``.
+    cannot hold even the smallest one. The held memory ``m(T) = sum size_i (1 - exp(-rate_i T))``
+    increases with ``T`` and is concave, so Newton's method started left of the root (at
+    ``T = 0``) climbs to it without overshooting; a bisection bracket on ``T`` guards the steps
+    and ends the search where Newton stalls (relative tolerance ``1e-12``).
     """
     rates = np.asarray(rates, dtype=float)
     sizes = np.broadcast_to(np.asarray(sizes, dtype=float), rates.shape)
@@ -50,22 +52,23 @@ def characteristic_time(rates: np.ndarray, sizes: np.ndarray, capacity: float) -
     if capacity <= 0.0:
         return 0.0
     rate, size = rates[referenced], sizes[referenced]
-
-    def held(log_t: float) -> float:
-        return float(np.sum(size * -np.expm1(-rate * math.exp(log_t))))
-
-    # Brackets: at T = 1e-6 / max rate nearly nothing is held; at 1e6 / min rate nearly all is.
-    low = math.log(1e-9 / rate.max())
-    high = math.log(1e9 / rate.min())
+    low, high = 0.0, math.inf
+    time = 0.0
     for _ in range(_BISECTION_STEPS):
-        middle = 0.5 * (low + high)
-        if held(middle) < capacity:
-            low = middle
+        decay = np.exp(-rate * time)
+        held = float(np.sum(size * (1.0 - decay)))
+        slope = float(np.sum(size * rate * decay))
+        if held < capacity:
+            low = time
         else:
-            high = middle
-        if high - low < 1e-12:
-            break
-    return math.exp(0.5 * (low + high))
+            high = time
+        step = time + (capacity - held) / slope if slope > 0.0 else math.inf
+        if not low <= step <= high or step == time:
+            step = 0.5 * (low + high) if math.isfinite(high) else 2.0 * max(time, 1e-300)
+        if abs(step - time) <= 1e-12 * step:
+            return step
+        time = step
+    return time
 
 
 def hit_ratios(rates: np.ndarray, sizes: np.ndarray, capacity: float) -> np.ndarray:

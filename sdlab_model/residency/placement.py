@@ -16,7 +16,11 @@ which packing costs more than it saves.
   the rest sharing what memory is left through LRU; the pinned count is the one (of a few tried)
   with the lowest p99.
 
-Cost is replicas times the workload's price per replica-hour (``gpu_usd_per_replica_hour``).
+Cost is replicas times the price of a replica-hour of the accelerator picked from the hardware
+catalog (``replica_usd_per_hour``: the catalog entry's hourly price per GPU times the replica's
+GPUs), the same for every placement, so packed and dedicated fleets are priced alike. The
+sidebar's GPU price is not used here: the accelerator (and so the memory) comes from the
+catalog, and so does its price (``advice/data/hardware.json``, each price sourced and dated).
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdlab_model.assessment import p99_grid
+from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.latency import Accuracy
 from sdlab_model.params import NUMERIC_BY_NAME, RESIDENCY_BY_NAME
+from sdlab_model.queues.queueing import p99_pairs
 from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.residency.latency import ResidencyLatency, models_that_fit, packed_latency
 from sdlab_model.workload import Workload
@@ -82,6 +87,7 @@ class ResidencyPlan:
     inputs: ResidencyInputs
     placements: tuple[Placement, ...]
     recommended: str | None
+    usd_per_replica_hour: float
     usable_memory_gb: float
     models_fit_per_replica: int
     memory_for_target_gb: float | None
@@ -98,10 +104,11 @@ def plan_residency(
 ) -> ResidencyPlan:
     """The three placements side by side, the recommendation, and the memory and size limits.
 
-    ``sweep=False`` skips the packing-stops-paying sweep (twelve model sizes, each with a
-    replica search), for callers that only need the placements.
+    ``sweep=False`` skips the searches only the Models and memory page shows: the memory the
+    target needs and the packing-stops-paying sweep (twelve model sizes, each with a replica
+    search); ``memory_for_target_gb`` is then ``None``. ``evaluate`` needs the placements only.
     """
-    price = _price(workload)
+    price = replica_usd_per_hour(workload, inputs)
     dedicated = dedicated_placement(workload, inputs, price)
     lru = _packed_placement(workload, inputs, 0, price, "packed_lru")
     pinned = _packed_placement(
@@ -120,11 +127,12 @@ def plan_residency(
         inputs=inputs,
         placements=placements,
         recommended=recommended,
+        usd_per_replica_hour=price,
         usable_memory_gb=inputs.usable_memory_gb,
         models_fit_per_replica=models_that_fit(
             inputs.sizes_gb(workload.models_hosted), inputs.usable_memory_gb
         ),
-        memory_for_target_gb=memory_for_target_gb(workload, inputs),
+        memory_for_target_gb=memory_for_target_gb(workload, inputs) if sweep else None,
         packing_stops_paying_gb=stops,
         packing_pays_everywhere=everywhere,
     )
@@ -136,12 +144,13 @@ def dedicated_placement(
     """Each model on its own replicas: the fewest (at least one) that meet the target.
 
     A model's workload is the fleet's with its share of the rate (at least the lab's 1 req/s)
-    and one model; its p99 at each count comes from the fleet model's vectorized grid
-    (``p99_grid``, within 1% of the point model). A model that misses the target at every count
+    and one model; its p99 at each count comes from the fleet model's vectorized grid formulas
+    (``p99_pairs``, within 1% of the point model), searched by ``fewest_replicas_meeting``.
+    A model that misses the target at every count
     keeps its share of the workload's replicas, and the placement does not meet the target. A
     model larger than the usable memory fits nowhere: the placement is infeasible.
     """
-    price = _price(workload) if price is None else price
+    price = replica_usd_per_hour(workload, inputs) if price is None else price
     sizes = inputs.sizes_gb(workload.models_hosted)
     rates = np.maximum(workload.rate_rps * workload.model_shares, _MIN_RATE_RPS)
     if sizes.max() > inputs.usable_memory_gb:
@@ -149,18 +158,19 @@ def dedicated_placement(
             "dedicated",
             f"A {sizes.max():.3g} GB model does not fit in {inputs.usable_memory_gb:.3g} GB.",
         )
-    # One vectorized grid: every model's rate x every replica count (the fleet model's p99_grid).
-    counts = np.arange(1, MAX_REPLICAS + 1, dtype=float)
+    target = workload.p99_target_ms
     single = workload.with_changes(models_hosted=1)
-    grid = p99_grid(single, rates, counts)  # (counts, models)
-    meets_grid = grid <= workload.p99_target_ms
-    met = meets_grid.any(axis=0)
-    first = np.argmax(meets_grid, axis=0)
+    first, first_p99 = fewest_replicas_meeting(single, rates, target)
+    met = first > 0
     fallback = np.maximum(1, np.round(workload.replicas * rates / workload.rate_rps)).astype(int)
-    chosen = np.where(met, first + 1, np.minimum(fallback, MAX_REPLICAS))
+    chosen = np.where(met, first, np.minimum(fallback, MAX_REPLICAS))
+    chosen_p99 = np.where(met, first_p99, 0.0)
+    if not met.all():
+        unmet = ~met
+        chosen_p99[unmet] = p99_pairs(single, rates[unmet], chosen[unmet].astype(float))
     missing = int(np.count_nonzero(~met))
     replicas_needed = int(chosen.sum())
-    worst_p99 = float(grid[chosen - 1, np.arange(rates.size)].max())
+    worst_p99 = float(chosen_p99.max())
     meets = missing == 0
     cost = replicas_needed * price
     note = (
@@ -190,6 +200,52 @@ def dedicated_placement(
         accuracy="validated" if meets else "approximate",
         note=note,
     )
+
+
+SEARCH_LADDER = np.unique(np.round(np.geomspace(1, MAX_REPLICAS, 18))).astype(int)
+"""Replica counts every model tries first; the search then narrows between two rungs."""
+SEARCH_POINTS = 12
+"""Counts tried per model in each later round of ``fewest_replicas_meeting``."""
+
+
+def fewest_replicas_meeting(
+    workload: Workload, rates_rps: np.ndarray, target_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each rate, the fewest replicas (1 to ``MAX_REPLICAS``) of ``workload``'s fleet whose
+    p99 (``p99_pairs``) is at most ``target_ms``, and that p99; 0 (and inf) where none is.
+
+    The p99 falls as replicas are added (each gets less traffic), so a k-ary search finds the
+    same count as trying every one: all rates try ``SEARCH_LADDER`` in one vectorized call, then
+    each narrows its own bracket, ``SEARCH_POINTS`` counts per call, until it is one count wide.
+    Three or four calls in all instead of one per count.
+    """
+    rates = np.asarray(rates_rps, dtype=float)
+    ladder = SEARCH_LADDER.astype(float)
+    p99 = p99_pairs(workload, rates[:, None], ladder[None, :])
+    meets = p99 <= target_ms
+    met = meets.any(axis=1)
+    rung = np.argmax(meets, axis=1)
+    high = np.where(met, SEARCH_LADDER[rung], 0)  # meets (0: nothing does)
+    high_p99 = np.where(met, p99[np.arange(rates.size), rung], np.inf)
+    low = np.where(met & (rung > 0), SEARCH_LADDER[np.maximum(rung - 1, 0)], 0)  # does not meet
+    open_ = np.flatnonzero(met & (high - low > 1))
+    while open_.size:
+        lo, hi = low[open_], high[open_]
+        steps = np.linspace(0.0, 1.0, SEARCH_POINTS + 2)[1:-1]
+        spread = np.round(lo[:, None] + (hi - lo)[:, None] * steps)
+        counts = np.clip(spread, lo[:, None] + 1, hi[:, None] - 1)
+        tried = p99_pairs(workload, np.repeat(rates[open_, None], SEARCH_POINTS, 1), counts)
+        ok = tried <= target_ms
+        any_ok = ok.any(axis=1)
+        pick = np.argmax(ok, axis=1)
+        rows = np.arange(open_.size)
+        new_high = np.where(any_ok, counts[rows, pick], hi)
+        high_p99[open_] = np.where(any_ok, tried[rows, pick], high_p99[open_])
+        below = np.where(any_ok, pick - 1, SEARCH_POINTS - 1)
+        new_low = np.where(below >= 0, counts[rows, np.maximum(below, 0)], lo)
+        low[open_], high[open_] = new_low.astype(int), new_high.astype(int)
+        open_ = open_[high[open_] - low[open_] > 1]
+    return high, high_p99
 
 
 def replicas_to_meet(
@@ -340,5 +396,8 @@ def _placement_infeasible(placement_id: str, note: str) -> Placement:
     )
 
 
-def _price(workload: Workload) -> float:
-    return workload.gpu_usd_per_replica_hour if workload.gpu else workload.cpu_usd_per_replica_hour
+def replica_usd_per_hour(workload: Workload, inputs: ResidencyInputs) -> float:
+    """One replica-hour on the catalog's accelerator: its price per GPU (the entry's hourly price
+    over its GPUs) times the replica's ``gpu_instances_per_replica`` GPUs."""
+    hardware = hardware_by_id(inputs.accelerator)
+    return hardware.usd_per_hour / hardware.slots * workload.gpu_instances_per_replica

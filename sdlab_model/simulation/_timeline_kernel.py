@@ -1,14 +1,20 @@
-"""The timeline check's compiled loop: one FCFS queue whose number of servers changes over time.
+"""The timeline check's compiled loops: FCFS queues whose number of servers changes over time.
 
-Imported lazily by ``sdlab_model.timeline.check``. The system: requests arrive at given times and
-are served first come, first served, each for a fixed ``service_s`` on one server; the number
-of servers is piecewise constant (``segment_servers[j]`` from ``segment_start_s[j]`` on). A
-server added serves from the moment it is added; a server removed while busy finishes its
-request (a graceful drain).
+Imported lazily by ``sdlab_model.timeline.check``. Requests arrive at given times; the fleet's
+size is piecewise constant (``segment_servers[j]`` or ``segment_replicas[j]`` from
+``segment_start_s[j]`` on). A server added serves from the moment it is added; a server removed
+while busy finishes its work (a graceful drain).
 
-Why one pass suffices: with FCFS the requests start in arrival order, so each one starts at the
-earliest moment at or after its arrival and after the previous request started at which some
-existing server is free; the state is the free time of each server.
+- ``serve``: one pooled queue, unbatched, each request for a fixed time on one server (the
+  central queue; the first round's kernel, kept as the reference the batched one must equal).
+- ``serve_batches``: one pooled queue with dynamic batching (the simulator's batching recursion,
+  ``_sim_kernel.run_batching_queue``, with the server count of the moment).
+- ``route`` and ``serve_lives``: a load balancer (round robin or random) over the replicas of
+  the moment, each replica its own batching queue on its slots.
+
+Why one pass suffices: with FCFS the batches of one queue leave in arrival order, so each one
+starts at the earliest moment at or after its oldest request's arrival and the previous start
+at which some existing server is free; the state is the free time of each server.
 """
 
 from __future__ import annotations
@@ -114,3 +120,165 @@ def _serve(arrival_s, service_s, segment_start_s, segment_servers):
 
 
 serve = _compile(_serve)
+
+
+def _serve_batches(
+    arrival_s,
+    max_batch_size,
+    window_s,
+    service_by_size_s,
+    segment_start_s,
+    segment_servers,
+    dispatch_s,
+    completion_s,
+):
+    """Serve sorted ``arrival_s`` through one FCFS queue with dynamic batching on a changing
+    number of servers; fills ``dispatch_s`` and ``completion_s`` per request (``inf`` for a
+    request no server ever takes).
+
+    The simulator's batching recursion (``_sim_kernel.run_batching_queue``) with the server
+    count of the moment: the next batch starts at the first unserved request; it dispatches at
+    ``max(its oldest's arrival, the previous dispatch, the earliest free server, close)`` where
+    ``close = min(oldest + window, arrival of the B-th)``, and takes every request arrived by then,
+    up to ``B``. If that moment falls at or after a change of server count, the count changes
+    first and the moment is found again from the change on (a server added is free from then;
+    a removal takes the servers free soonest, a busy one finishing its batch). Without batching
+    (``B = 1``, window 0) this is ``serve``, start for start.
+    """
+    count = arrival_s.shape[0]
+    segments = segment_start_s.shape[0]
+    heap = np.empty(max(1, int(segment_servers.max())))
+    size = 0
+    for _ in range(segment_servers[0]):
+        size = push(heap, size, segment_start_s[0])
+    segment = 0
+    last_dispatch = segment_start_s[0]
+    first = 0
+    while first < count:
+        oldest = arrival_s[first]
+        close = oldest + window_s
+        last = first + max_batch_size - 1
+        if last < count and arrival_s[last] < close:
+            close = arrival_s[last]
+        now = max(oldest, last_dispatch)
+        while True:
+            while segment + 1 < segments and segment_start_s[segment + 1] <= now:
+                segment += 1
+                change = segment_servers[segment] - segment_servers[segment - 1]
+                for _ in range(max(0, change)):
+                    size = push(heap, size, segment_start_s[segment])
+                for _ in range(max(0, -change)):
+                    size = pop(heap, size)
+            free = heap[0] if size > 0 else np.inf
+            dispatch = max(max(now, free), close)
+            boundary = segment_start_s[segment + 1] if segment + 1 < segments else np.inf
+            if dispatch < boundary or boundary == np.inf:
+                break
+            now = boundary
+        if dispatch == np.inf:  # no server ever again
+            for request in range(first, count):
+                dispatch_s[request] = np.inf
+                completion_s[request] = np.inf
+            break
+        end = first + 1
+        limit = min(count, first + max_batch_size)
+        while end < limit and arrival_s[end] <= dispatch:
+            end += 1
+        done = dispatch + service_by_size_s[end - first]
+        for request in range(first, end):
+            dispatch_s[request] = dispatch
+            completion_s[request] = done
+        heap[0] = done
+        sift_down(heap, size, 0)
+        last_dispatch = dispatch
+        first = end
+
+
+serve_batches = _compile(_serve_batches)
+
+
+def _route(arrival_s, segment_start_s, segment_replicas, policy, uniform, life_of, life_start_s):
+    """Send each arrival to a replica of the moment; returns how many replica lives there were.
+
+    Replicas are numbered ``0 .. R(t) - 1``; a scale-down removes the highest numbers (the
+    newest, as the timeline removes its newest cohorts), and a number added again is a new
+    replica: a *life*, with its own queue from ``life_start_s``. Round robin (``policy`` 1)
+    sends the ``n``-th request to replica ``n mod R(t)``; random (0) to ``floor(u_n R(t))``.
+    ``life_of`` gets each request's life (-1 when no replica exists).
+    """
+    segments = segment_start_s.shape[0]
+    alive = np.empty(max(1, int(segment_replicas.max())), np.int64)
+    lives = 0
+    for replica in range(segment_replicas[0]):
+        alive[replica] = lives
+        life_start_s[lives] = segment_start_s[0]
+        lives += 1
+    segment = 0
+    for i in range(arrival_s.shape[0]):
+        while segment + 1 < segments and segment_start_s[segment + 1] <= arrival_s[i]:
+            segment += 1
+            for replica in range(segment_replicas[segment - 1], segment_replicas[segment]):
+                alive[replica] = lives
+                life_start_s[lives] = segment_start_s[segment]
+                lives += 1
+        replicas = segment_replicas[segment]
+        if replicas == 0:
+            life_of[i] = -1
+        elif policy == 1:
+            life_of[i] = alive[i % replicas]
+        else:
+            life_of[i] = alive[min(replicas - 1, int(uniform[i] * replicas))]
+    return lives
+
+
+route = _compile(_route)
+
+
+def _serve_lives(
+    arrival_s,
+    life_of,
+    life_start_s,
+    slots,
+    max_batch_size,
+    window_s,
+    service_by_size_s,
+    dispatch_s,
+    completion_s,
+):
+    """Each replica life serves the requests routed to it on its own ``slots`` servers (its own
+    batching queue, ``serve_batches``), from its start until its queue is empty: a replica taken
+    out of the balancer finishes what it holds (a graceful drain)."""
+    order = np.argsort(life_of, kind="mergesort")  # stable: arrival order within a life
+    count = arrival_s.shape[0]
+    position = 0
+    while position < count and life_of[order[position]] < 0:
+        dispatch_s[order[position]] = np.inf
+        completion_s[order[position]] = np.inf
+        position += 1
+    servers = np.array([slots], np.int64)
+    start = np.empty(1)
+    while position < count:
+        life = life_of[order[position]]
+        end = position
+        while end < count and life_of[order[end]] == life:
+            end += 1
+        chosen = order[position:end]
+        start[0] = life_start_s[life]
+        dispatch = np.empty(end - position)
+        completion = np.empty(end - position)
+        serve_batches(
+            arrival_s[chosen],
+            max_batch_size,
+            window_s,
+            service_by_size_s,
+            start,
+            servers,
+            dispatch,
+            completion,
+        )
+        dispatch_s[chosen] = dispatch
+        completion_s[chosen] = completion
+        position = end
+
+
+serve_lives = _compile(_serve_lives)

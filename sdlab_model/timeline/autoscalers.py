@@ -10,7 +10,8 @@ Four policies decide how many replicas the fleet should have (``AutoscalerConfig
   keeps the highest recommendation of the last ``hpa_scale_down_stabilization_s`` on the way
   down, and grows by at most ``max(2 x current, current + 4)`` per 15 s (the default behavior).
   A pod's CPU metric is usable one metric window after it turns ready while it is within the
-  CPU initialization period of its start, and as soon as it is ready after that.
+  CPU initialization period of its start (its StartTime, after node provisioning), and as soon
+  as it is ready after that (``model.hpa_metric_delay_s``).
 - ``kpa``: the Knative Pod Autoscaler on concurrency (requests in flight, queued included).
   Every 2 s it divides the mean concurrency of the last 60 s (stable) and of the last 6 s (panic)
   by the per-pod target (``containerConcurrency x 0.7``); panic starts when the panic count is at
@@ -92,6 +93,26 @@ RAY_LOOK_BACK_PERIOD_S = 30.0
 MAX_REPLICAS = 500
 """The lab's largest fleet (the Replicas slider's maximum)."""
 
+KNOB_RANGES: dict[str, tuple[float, float]] = {
+    "hpa_target_utilization": (0.05, 1.0),
+    "hpa_sync_period_s": (1.0, 600.0),
+    "hpa_tolerance": (0.0, 0.5),
+    "hpa_scale_down_stabilization_s": (0.0, 3600.0),
+    "kpa_container_concurrency": (0.0, 10_000.0),
+    "kpa_target_utilization": (0.01, 1.0),
+    "kpa_stable_window_s": (6.0, 3600.0),
+    "kpa_panic_window_percentage": (1.0, 100.0),
+    "kpa_panic_threshold": (1.1, 10.0),
+    "ray_target_ongoing_requests": (0.01, 10_000.0),
+    "ray_upscale_delay_s": (0.0, 3600.0),
+    "ray_downscale_delay_s": (0.0, 3600.0),
+    "ray_look_back_period_s": (1.0, 600.0),
+}
+"""Allowed range of each numeric knob of ``AutoscalerConfig`` (validation and the page's
+inputs read it from here). The KPA's are Knative's own bounds: a stable window of 6 s to 1 h,
+a panic window of 1-100% of it, a panic threshold of 110-1000% (``pkg/autoscaler/config``
+``validate`` and ``autoscaling.PanicThresholdPercentageMin``/``Max``)."""
+
 
 @dataclass(frozen=True)
 class AutoscalerConfig:
@@ -108,7 +129,10 @@ class AutoscalerConfig:
     """Requests one pod takes at once (a hard limit); 0: the replica's slots x max batch."""
     kpa_target_utilization: float = KPA_TARGET_UTILIZATION
     kpa_stable_window_s: float = KPA_STABLE_WINDOW_S
+    kpa_panic_window_percentage: float = KPA_PANIC_WINDOW_PERCENTAGE
+    """The panic window as a share of the stable window (Knative's 10%: 6 s of 60 s)."""
     kpa_panic_threshold: float = KPA_PANIC_THRESHOLD
+    """Panic when the panic window's pod count reaches this multiple of the ready pods (200%)."""
     ray_target_ongoing_requests: float = RAY_TARGET_ONGOING_REQUESTS
     ray_upscale_delay_s: float = RAY_UPSCALE_DELAY_S
     ray_downscale_delay_s: float = RAY_DOWNSCALE_DELAY_S
@@ -126,18 +150,8 @@ class AutoscalerConfig:
             raise ValueError(
                 f"max_replicas={self.max_replicas} is below min_replicas={self.min_replicas}"
             )
-        _check("hpa_target_utilization", self.hpa_target_utilization, 0.05, 1.0)
-        _check("hpa_sync_period_s", self.hpa_sync_period_s, 1.0, 600.0)
-        _check("hpa_tolerance", self.hpa_tolerance, 0.0, 0.5)
-        _check("hpa_scale_down_stabilization_s", self.hpa_scale_down_stabilization_s, 0.0, 3600.0)
-        _check("kpa_container_concurrency", self.kpa_container_concurrency, 0.0, 10_000.0)
-        _check("kpa_target_utilization", self.kpa_target_utilization, 0.01, 1.0)
-        _check("kpa_stable_window_s", self.kpa_stable_window_s, 6.0, 3600.0)
-        _check("kpa_panic_threshold", self.kpa_panic_threshold, 1.0, 10.0)
-        _check("ray_target_ongoing_requests", self.ray_target_ongoing_requests, 0.01, 10_000.0)
-        _check("ray_upscale_delay_s", self.ray_upscale_delay_s, 0.0, 3600.0)
-        _check("ray_downscale_delay_s", self.ray_downscale_delay_s, 0.0, 3600.0)
-        _check("ray_look_back_period_s", self.ray_look_back_period_s, 1.0, 600.0)
+        for name, (low, high) in KNOB_RANGES.items():
+            _check(name, getattr(self, name), low, high)
 
 
 # Cold start. Node provisioning: a CPU VM from request to a Ready node and a running pod in the

@@ -113,7 +113,23 @@ CONFIDENCE = Bound(0.5, 0.999, 0.95)
 POWER = Bound(0.5, 0.999, 0.80)
 """80%, the conventional power for sizing a test."""
 
+METRIC_INTERVAL_S = Bound(1.0, 600.0, 60.0)
+"""How often a judge gets a new point of a metric. Canary judges compare metric time series
+(Kayenta reads them from Prometheus, Datadog, Stackdriver and others), and such series have a
+point every scrape or reporting interval: Prometheus's ``scrape_interval`` defaults to 1 min
+and its example configuration uses 15 s (prometheus.io, "Configuration", and
+``documentation/examples/prometheus.yml``, read 2026-11-30); 10-60 s is the usual range. A
+regression the test could flag after less than one interval of traffic is seen at the first
+point: "within one metric interval", not after the sub-second time the formula gives."""
+
 Placement = Literal["own", "shared"]
+
+
+def first_metric_point_s(seconds: float, interval_s: float) -> float:
+    """When a judge that sees a metric point every ``interval_s`` can first act on a regression
+    the test flags after ``seconds`` of traffic: the first whole interval at or after it."""
+    _check("interval_s", interval_s, METRIC_INTERVAL_S)
+    return max(1, math.ceil(seconds / interval_s - 1e-9)) * interval_s
 
 
 def _check(name: str, value: float, bound: Bound, *, open_low: bool = False) -> None:

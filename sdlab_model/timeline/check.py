@@ -1,14 +1,21 @@
 """The time-stepped model against the discrete-event simulator on the same arrivals and fleet.
 
 ``simulate_timeline`` takes a ``TimelineResult``, draws the requests of its offered rate (a
-Poisson process whose rate is the step's, seeded) and serves them, first come first served, on
-the ready replicas' slots as the timeline scheduled them, each for the workload's deterministic
-single-request time (``sdlab_model.simulation._timeline_kernel``). It then compares, minute by
-minute, the simulated p99 of the requests arriving in that minute with the model's.
+Poisson process whose rate is the step's, seeded) and serves them on the ready replicas as the
+timeline scheduled them, each batch for the workload's deterministic batch time
+(``sdlab_model.simulation._timeline_kernel``):
 
-Scope: an unbatched fleet whose slots pool into one queue, which is the central queue, and, as
-the queueing model treats it, round robin without batching (``sdlab_model.queues.queueing``).
-Batching, random and least-request balancing are outside this check (``is_covered``).
+- central queue: one FCFS queue over every ready replica's slots, with dynamic batching if on;
+- round robin and random: the balancer sends each request to a replica of the moment (the
+  ``n``-th to ``n mod R(t)``, or a uniform pick); each replica batches and serves its own queue
+  on its slots, and one taken out of the balancer finishes what it holds.
+
+It then compares, minute by minute, the simulated p99 of the requests arriving in that minute
+with the model's.
+
+Scope (``is_covered``): one hosted model and Poisson arrivals (``arrival_cv`` 1), the system the
+simulator draws. Least request is outside it: its choice depends on every replica's requests in
+flight at that instant, which the per-replica queues here do not share.
 """
 
 from __future__ import annotations
@@ -28,11 +35,37 @@ MIN_REQUESTS_PER_MINUTE = 200
 percentile rests on two requests); such minutes are left out of the error figures."""
 
 
+COVERED_POLICIES = ("central_queue", "round_robin", "random")
+
+
 def is_covered(workload: Workload) -> bool:
     """Whether the check simulates the system the model describes (see the module docstring)."""
-    return workload.effective_max_batch_size == 1 and workload.lb_policy in (
-        "central_queue",
-        "round_robin",
+    return (
+        workload.lb_policy in COVERED_POLICIES
+        and workload.models_hosted == 1
+        and workload.arrival_cv == 1.0
+    )
+
+
+def coverage_note(workload: Workload) -> str | None:
+    """Why ``workload`` is outside the check, in words a person can act on; None if covered."""
+    reasons = []
+    if workload.lb_policy not in COVERED_POLICIES:
+        reasons.append(
+            "least-request balancing (each choice depends on every replica's requests in "
+            "flight, which this check does not simulate)"
+        )
+    if workload.models_hosted != 1:
+        reasons.append(f"{workload.models_hosted} hosted models (the check serves one)")
+    if workload.arrival_cv != 1.0:
+        reasons.append(
+            f"arrivals with a CV of {workload.arrival_cv:g} (the check draws Poisson arrivals)"
+        )
+    if not reasons:
+        return None
+    return (
+        "The check simulates one model behind a central queue, round robin or random, batched "
+        f"or not, with Poisson arrivals; this workload has {' and '.join(reasons)}."
     )
 
 
@@ -74,15 +107,11 @@ class TimelineCheck:
 
 def simulate_timeline(result: TimelineResult, seed: int = 0) -> TimelineCheck:
     """Simulate ``result``'s traffic on its ready fleet and compare the minutes' p99s."""
-    from sdlab_model.simulation import _timeline_kernel
-
     inputs = result.inputs
     workload = inputs.workload
-    if not is_covered(workload):
-        raise ValueError(
-            "the timeline check simulates an unbatched pooled fleet (central queue or round "
-            f"robin); got batching={workload.dynamic_batching}, lb_policy={workload.lb_policy}"
-        )
+    note = coverage_note(workload)
+    if note is not None:
+        raise ValueError(note)
     step = inputs.step_s
     expected = float(np.sum(result.offered_rps) * step)
     if expected > MAX_SIMULATED_REQUESTS:
@@ -93,13 +122,7 @@ def simulate_timeline(result: TimelineResult, seed: int = 0) -> TimelineCheck:
     counts = random.poisson(result.offered_rps * step)
     step_of = np.repeat(np.arange(len(counts)), counts)
     arrivals = np.sort(result.times_s[step_of] + random.random(step_of.size) * step)
-    servers = result.ready_replicas * workload.slots_per_replica
-    change = np.flatnonzero(np.r_[True, servers[1:] != servers[:-1]])
-    segment_start = result.times_s[change].astype(float)
-    segment_servers = servers[change].astype(np.int64)
-    service_s = workload.single_request_ms / 1000.0
-    starts = _timeline_kernel.serve(arrivals, service_s, segment_start, segment_servers)
-    latency_ms = (starts - arrivals + service_s) * 1000.0
+    latency_ms = _latencies_ms(result, arrivals, random)
     minutes = np.floor(arrivals / max(MINUTE_S, step) + 1e-9).astype(np.int64)
     n_minutes = len(result.minute_starts_s)
     simulated = np.full(n_minutes, np.nan)
@@ -125,3 +148,58 @@ def simulate_timeline(result: TimelineResult, seed: int = 0) -> TimelineCheck:
         requests=int(arrivals.size),
         seed=seed,
     )
+
+
+def _latencies_ms(result: TimelineResult, arrivals_s: np.ndarray, random) -> np.ndarray:
+    """Each request's time from arrival to the end of its batch (ms; ``inf`` if never served),
+    on the ready fleet the timeline scheduled."""
+    from sdlab_model.simulation import _timeline_kernel
+
+    workload = result.inputs.workload
+    size = workload.effective_max_batch_size
+    window_s = workload.batch_window_ms / 1000.0 if size > 1 else 0.0
+    service_s = np.array([workload.batch_service_ms(b) / 1000.0 for b in range(size + 1)])
+    replicas = result.ready_replicas.astype(np.int64)
+    dispatch = np.empty(arrivals_s.size)
+    completion = np.empty(arrivals_s.size)
+    if workload.is_central_queue:
+        servers = replicas * workload.slots_per_replica
+        change = np.flatnonzero(np.r_[True, servers[1:] != servers[:-1]])
+        _timeline_kernel.serve_batches(
+            arrivals_s,
+            size,
+            window_s,
+            service_s,
+            result.times_s[change].astype(float),
+            servers[change],
+            dispatch,
+            completion,
+        )
+    else:
+        change = np.flatnonzero(np.r_[True, replicas[1:] != replicas[:-1]])
+        segment_replicas = replicas[change]
+        most_lives = int(segment_replicas[0] + np.maximum(np.diff(segment_replicas), 0).sum())
+        life_of = np.empty(arrivals_s.size, np.int64)
+        life_start = np.empty(max(1, most_lives))
+        uniform = random.random(arrivals_s.size) if workload.lb_policy == "random" else np.empty(0)
+        _timeline_kernel.route(
+            arrivals_s,
+            result.times_s[change].astype(float),
+            segment_replicas,
+            1 if workload.lb_policy == "round_robin" else 0,
+            uniform,
+            life_of,
+            life_start,
+        )
+        _timeline_kernel.serve_lives(
+            arrivals_s,
+            life_of,
+            life_start,
+            workload.slots_per_replica,
+            size,
+            window_s,
+            service_s,
+            dispatch,
+            completion,
+        )
+    return (completion - arrivals_s) * 1000.0

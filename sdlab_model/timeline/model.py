@@ -48,7 +48,6 @@ from sdlab_model.timeline.autoscalers import (
     HPA_SCALE_UP_PODS,
     KPA_MAX_SCALE_DOWN_RATE,
     KPA_MAX_SCALE_UP_RATE,
-    KPA_PANIC_WINDOW_PERCENTAGE,
     KPA_TICK_S,
     MAX_REPLICAS,
     AutoscalerConfig,
@@ -185,11 +184,9 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         ints[_stepper.I_STABILIZATION] = _steps(scaler.hpa_scale_down_stabilization_s, step)
         ints[_stepper.I_RATE_PERIOD] = _steps(HPA_SCALE_UP_PERIOD_S, step)
         ints[_stepper.I_SCALE_UP_PODS] = HPA_SCALE_UP_PODS
-        # groupPods: within the CPU initialization period a pod's metric counts one metric window
-        # after it turns ready; after that period, as soon as it is ready.
-        window = _steps(HPA_METRIC_WINDOW_S, step)
-        initialization = _steps(HPA_CPU_INITIALIZATION_PERIOD_S, step)
-        counted_steps = min(cold_steps + window, max(cold_steps, initialization))
+        counted_steps = _steps(
+            inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start), step
+        )
     elif scaler.kind == "kpa":
         floats[_stepper.P_TARGET] = kpa_target_per_pod(inputs)
         floats[_stepper.P_PANIC_THRESHOLD] = scaler.kpa_panic_threshold
@@ -197,7 +194,7 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         floats[_stepper.P_MAX_SCALE_DOWN_RATE] = KPA_MAX_SCALE_DOWN_RATE
         ints[_stepper.I_PERIOD] = _steps(KPA_TICK_S, step)
         ints[_stepper.I_WINDOW] = _steps(scaler.kpa_stable_window_s, step)
-        panic_window_s = scaler.kpa_stable_window_s * KPA_PANIC_WINDOW_PERCENTAGE / 100.0
+        panic_window_s = scaler.kpa_stable_window_s * scaler.kpa_panic_window_percentage / 100.0
         ints[_stepper.I_PANIC_WINDOW] = _steps(panic_window_s, step)
     elif scaler.kind == "ray":
         floats[_stepper.P_TARGET] = scaler.ray_target_ongoing_requests
@@ -266,6 +263,35 @@ def replicas_for_peak(inputs: TimelineInputs) -> int | None:
     peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
     peak_workload = inputs.workload.with_changes(rate_rps=min(max(peak, _MIN_RATE), _MAX_RATE))
     return min_replicas_for_target(peak_workload)
+
+
+def replicas_at_target(inputs: TimelineInputs, rate_rps: float) -> int:
+    """Replicas that carry a steady ``rate_rps`` at the HPA's target utilization without a
+    backlog, ``ceil(rate / (capacity per replica x target))`` within the bounds: where the
+    formula ``ceil(n x utilization / target)`` comes to rest (its 10% tolerance may stop it
+    a little short)."""
+    scaler = inputs.autoscaler
+    wanted = rate_rps / (inputs.capacity_per_replica_rps * scaler.hpa_target_utilization)
+    return min(max(math.ceil(wanted - 1e-9), scaler.min_replicas), scaler.max_replicas)
+
+
+def hpa_metric_delay_s(cold_start: ColdStart) -> float:
+    """Seconds from a new pod turning ready to the HPA using its CPU metric.
+
+    ``groupPods`` in ``replica_calculator.go``: while a pod is within the CPU initialization
+    period (5 min) of its ``StartTime``, its metric is ignored until one metric window (15 s)
+    has been collected since it turned ready; after that period, as soon as it is ready. A pod's
+    ``StartTime`` is set when the kubelet on its node accepts it, so on a new node the period
+    starts after node provisioning, not at the decision; the model load runs inside it. So a
+    ready pod counts ``min(15, max(0, provisioning + 300 - cold start))`` s after it turned
+    ready: 15 s unless the model load alone takes more than ~5 minutes. (The 30 s
+    ``delayOfInitialReadinessStatus`` applies only past the period, to a pod that is not ready
+    and never was; such a pod is still starting here and counts as 0% on a scale-up anyway.)
+    """
+    past_initialization = (
+        cold_start.node_provision_s + HPA_CPU_INITIALIZATION_PERIOD_S - cold_start.cold_start_s
+    )
+    return min(HPA_METRIC_WINDOW_S, max(0.0, past_initialization))
 
 
 def kpa_target_per_pod(inputs: TimelineInputs) -> float:

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdlab_model.timeline.canary import CanaryPlan, plan_rollout
 from sdlab_model.workload import Workload
-from sdlab_ui.canary_panel import duration_text, rollout_table
+from sdlab_ui.canary_panel import detection_metric_text, rollout_table
 
 QUERY_RATE_RPS = 3000.0
 QUERY_REPLICAS = 10
@@ -37,9 +37,9 @@ def test_the_panel_shows_the_models_rollout():
     assert list(shown["detect error-rate rise"]) == [
         row["detect error-rate rise"] for row in expected
     ], "detection times differ"
-    first = rollout.steps[0].error_detection.seconds
+    first = rollout.steps[0].error_detection
     metrics = {metric.label: metric.value for metric in app.metric}
-    assert metrics["Error-rate rise detected at 1%"] == duration_text(first), metrics
+    assert metrics["Error-rate rise detected at 1%"] == detection_metric_text(first), metrics
     assert "no baseline left" in " ".join(c.value for c in app.caption), "100% step unexplained"
 
 
@@ -81,3 +81,25 @@ def test_bad_inputs_give_a_clear_message_and_no_numbers():
         getattr(app, kind)(key=key).set_value(good)
         app.run()
         assert not app.error and app.metric, f"{key}: restoring {good!r} did not recover"
+
+
+def test_a_time_shorter_than_one_metric_interval_reads_within_one_interval():
+    app = _open()
+    workload = Workload(rate_rps=QUERY_RATE_RPS, replicas=QUERY_REPLICAS)
+    rollout = plan_rollout(workload, CanaryPlan())
+    fast = [
+        step.latency_detection.seconds
+        for step in rollout.steps
+        if step.latency_detection.seconds is not None
+    ]
+    assert min(fast) < 60.0, "the default rollout has a detection under one 60 s interval"
+    shown = list(app.dataframe[0].value["detect p99 regression"])
+    assert any(text.startswith("within one metric interval (≤ 60 s") for text in shown), shown
+    app.number_input(key="canary.interval_s").set_value(1.0).run()
+    assert_no_exception(app)
+    shown = list(app.dataframe[0].value["detect p99 regression"])
+    expected = [row["detect p99 regression"] for row in rollout_table(rollout, 1.0)]
+    assert shown == expected, f"at 1 s intervals the table shows {shown}, not {expected}"
+    below = [s for s in fast if s < 1.0]
+    within = sum(text.startswith("within one metric interval") for text in shown)
+    assert within == len(below), f"{within} rows say 'within', {len(below)} times are under 1 s"

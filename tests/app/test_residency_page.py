@@ -5,9 +5,15 @@ from __future__ import annotations
 from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.residency import ResidencyInputs
-from sdlab_model.residency.placement import PLACEMENT_LABELS, plan_residency
+from sdlab_model.residency.placement import (
+    PLACEMENT_LABELS,
+    plan_residency,
+    replica_usd_per_hour,
+)
+from sdlab_model.residency.simulated import simulate_packed
 from sdlab_model.workload import Workload
-from sdlab_ui.residency_panel import money
+from sdlab_ui.figures import ms_text
+from sdlab_ui.residency_panel import SIM_REQUESTS, money
 
 RESIDENCY_PAGE = "app_pages/residency.py"
 # Forty models on eight GPU replicas at 1,600 req/s; 1 GB models with 20 ms of fixed load time:
@@ -41,6 +47,8 @@ def test_the_page_shows_each_placement_and_says_when_the_p99_is_a_load_time():
     assert "is a load time" in warnings, f"no plain load-time warning: {warnings!r}"
     chosen = PLACEMENT_LABELS[plan.recommended]
     assert any(chosen in s.value for s in app.success), "the recommendation is not shown"
+    price = f"${replica_usd_per_hour(workload, plan.inputs):,.2f} a replica-hour"
+    assert any(price in c.value for c in app.caption), f"the price used ({price}) is not named"
 
 
 def test_a_residency_input_goes_into_the_url_and_a_bad_one_gives_a_notice():
@@ -60,3 +68,29 @@ def test_on_cpu_the_page_says_residency_needs_gpu_replicas():
     app = open_app({"models_hosted": "40"}, page=RESIDENCY_PAGE)
     assert_no_exception(app)
     assert any("GPU" in i.value for i in app.info), "CPU replicas: the page must say why"
+
+
+def test_a_placement_the_model_is_unsure_of_is_simulated_beside_it():
+    app = open_app(QUERY, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    workload, _ = Workload.from_strings(
+        {k: v for k, v in QUERY.items() if "load" not in k and "size" not in k}
+    )
+    inputs = ResidencyInputs(model_size_gb=1, load_overhead_ms=20)
+    plan = plan_residency(workload, inputs)
+    flagged = [
+        p
+        for p in plan.placements
+        if p.id != "dedicated" and p.accuracy == "approximate" and p.is_stable
+    ]
+    assert flagged, "the cell was chosen to have a stable placement the model is unsure of"
+    tables = [t.value for t in app.dataframe if "simulated p99" in t.value.columns]
+    assert len(tables) == 1, "no table of simulated p99s"
+    shown = dict(zip(tables[0]["placement"], tables[0]["simulated p99"], strict=True))
+    for p in flagged:
+        expected = simulate_packed(workload, inputs, p.pinned_models, n_requests=SIM_REQUESTS)
+        assert shown[p.label] == ms_text(expected.p99_ms), (
+            f"{p.label}: shown {shown[p.label]}, simulated {expected.p99_ms:.1f} ms"
+        )
+    unstable = [p.label for p in plan.placements if not p.is_stable]
+    assert not set(unstable) & set(shown), f"an unstable placement was simulated: {unstable}"

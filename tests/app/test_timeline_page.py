@@ -3,6 +3,8 @@ refuses bad input safely, and checks itself against the simulator on request."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.timeline import (
@@ -14,6 +16,7 @@ from sdlab_model.timeline import (
     run_timeline,
 )
 from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
+from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.workload import Workload
 from sdlab_ui.advice_panel import money
 
@@ -54,6 +57,27 @@ def test_the_page_shows_the_models_totals_for_the_sidebar_workload():
     subheaders = [h.value for h in app.subheader]
     assert any(h.startswith("Canary rollout") for h in subheaders), f"no canary: {subheaders}"
     assert app.query_params.get("rate_rps") == "3000", "the lab's inputs stay in the URL"
+
+
+def test_the_hpa_ramp_story_quotes_the_models_numbers():
+    query = {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    workload, _ = Workload.from_strings(query)
+    inputs = TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="step", base_rate_rps=3000, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=4, max_replicas=100),
+        cold_start=ColdStart(CPU_NODE_PROVISION_S, 2.0, 2.0),
+        duration_s=600,
+    )
+    story = " ".join(m.value for m in app.markdown if m.value.startswith("Decisions:"))
+    first = next(iter(run_timeline(inputs).decision_times_s))
+    assert f"at {first:.0f} s" in story, f"the first decision's time is not in: {story}"
+    apart = inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start)
+    assert f"decisions come {apart:.0f} s apart" in story, f"ramp story: {story}"
+    settled = replicas_at_target(inputs, 9000.0)
+    assert f"settle at {settled} replicas" in story, f"settled fleet not the model's: {story}"
 
 
 def test_a_shared_link_reopens_the_same_timeline():
@@ -115,3 +139,61 @@ def test_the_simulator_check_runs_on_request():
     text = " ".join(m.value for m in app.markdown)
     assert "Minutes over the target: model" in text, "the check's comparison is shown"
     assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
+
+
+def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():
+    query = {
+        "rate_rps": "3000",
+        "replicas": "4",
+        "dynamic_batching": "0",
+        "tl.scaler": "kpa",
+        "tl.kpa_stable_s": "120",
+        "tl.kpa_panic_pct": "20",
+        "tl.kpa_panic_x": "1.5",
+        "tl.duration_s": "300",
+    }
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    for key, expected in (("kpa_stable_s", 120.0), ("kpa_panic_pct", 20.0), ("kpa_target", 0.7)):
+        shown = app.number_input(key=f"timeline.widget.{key}").value
+        assert shown == expected, f"{key} shows {shown}, not {expected}"
+    # Unbatched, the 3x step outgrows the 4 replicas and the KPA's windows change its cost.
+    workload, _ = Workload.from_strings(
+        {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
+    )
+    inputs = TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="step", base_rate_rps=3000, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(
+            kind="kpa",
+            min_replicas=4,
+            max_replicas=100,
+            kpa_stable_window_s=120,
+            kpa_panic_window_percentage=20,
+            kpa_panic_threshold=1.5,
+        ),
+        cold_start=ColdStart(CPU_NODE_PROVISION_S, 2.0, 2.0),
+        duration_s=300,
+    )
+    expected = run_timeline(inputs).totals
+    knative = replace(
+        inputs.autoscaler,
+        kpa_stable_window_s=60,
+        kpa_panic_window_percentage=10,
+        kpa_panic_threshold=2.0,
+    )
+    default_kpa = run_timeline(replace(inputs, autoscaler=knative)).totals
+    assert default_kpa.usd != expected.usd, "the chosen knobs must change the cost"
+    over = next(value for label, value in _metrics(app) if label == "Minutes over target")
+    assert over == f"{expected.minutes_over_target} of {expected.minutes}", f"shown {over}"
+    costs = next(value for label, value in _metrics(app) if label == "Cost")
+    assert costs == money(expected.usd), f"cost shown {costs}, model {money(expected.usd)}"
+    app.selectbox(key="timeline.widget.scaler").set_value("ray").run()
+    assert_no_exception(app)
+    app.number_input(key="timeline.widget.ray_up_s").set_value(60.0).run()
+    assert_no_exception(app)
+    assert app.query_params.get("tl.ray_up_s") == "60", f"URL {dict(app.query_params)}"
+    assert app.query_params.get("tl.kpa_stable_s") == "120", "a hidden knob keeps its value"
+    assert not any(n.key == "timeline.widget.kpa_stable_s" for n in app.number_input), (
+        "KPA knobs are hidden under Ray Serve"
+    )

@@ -133,6 +133,7 @@ def _packing_values(workload: Workload, result, model: str) -> dict[str, float]:
         "share waiting for a load": packed.load_wait_share,
         "dedicated cost to meet": plan.placement("dedicated").usd_per_hour_to_meet,
         "replica limit": REPLICAS_LIMIT,
+        "catalog price of a replica-hour": plan.usd_per_replica_hour,
     }
     if plan.recommended:
         chosen = plan.placement(plan.recommended)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from strategies import WORKLOADS
 
 from sdlab_model.params import MODEL_CHOICES, TOGGLE_INPUTS
+from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.scenario_file import (
     MAX_FILE_BYTES,
     SCHEMA,
@@ -66,14 +68,16 @@ def test_round_trip_is_exact(workload, model):
 def test_dumps_writes_a_small_versioned_document_with_every_field():
     text = dumps(Workload(), "teaching")
     document = json.loads(text)
-    assert len(text.encode("utf-8")) < 1_024, f"a scenario file should be small, got {len(text)} B"
+    assert len(text.encode("utf-8")) < 1_536, f"a scenario file should be small, got {len(text)} B"
     assert (document["schema"], document["version"], document["model"]) == (
         SCHEMA,
         VERSION,
         "teaching",
     ), f"header is wrong: {document}"
     assert document["workload"] == Workload().to_dict(), "workload section must list every field"
-    assert list(document) == ["schema", "version", "model", "workload"], "key order is the spec's"
+    assert list(document) == ["schema", "version", "model", "workload", "residency"], (
+        "key order is the spec's"
+    )
 
 
 def test_dumps_refuses_an_unknown_model():
@@ -112,9 +116,9 @@ BAD_FILES = {
     "null": ("null", "JSON object"),
     "wrong schema": (_DEFAULT_TEXT.replace(SCHEMA, "other.app"), "not an sdlab scenario file"),
     "schema not a string": (_DEFAULT_TEXT.replace(f'"{SCHEMA}"', "7"), "not an sdlab scenario"),
-    "newer version": (_DEFAULT_TEXT.replace('"version": 1', '"version": 2'), "version 2"),
-    "version as string": (_DEFAULT_TEXT.replace('"version": 1', '"version": "1"'), "version"),
-    "version as bool": (_DEFAULT_TEXT.replace('"version": 1', '"version": true'), "version"),
+    "newer version": (_DEFAULT_TEXT.replace('"version": 2', '"version": 3'), "version 3"),
+    "version as string": (_DEFAULT_TEXT.replace('"version": 2', '"version": "2"'), "version"),
+    "version as bool": (_DEFAULT_TEXT.replace('"version": 2', '"version": true'), "version"),
     "unknown top-level key": (
         _DEFAULT_TEXT.replace('"model"', '"colour": "red", "model"'),
         "Unknown key `colour` at the top level",
@@ -335,3 +339,72 @@ def test_every_message_can_be_encoded_as_utf8(slot, value):
         loads(json.dumps(document))  # json.dumps writes a lone surrogate as its escape
     except ScenarioFileError as error:
         str(error).encode("utf-8")  # raises UnicodeEncodeError if a surrogate reached it
+
+
+# Residency inputs (version 2): saved beside the workload, read back exactly, checked strictly.
+
+_RESIDENCY = ResidencyInputs(
+    model_size_gb=3.5,
+    activation_reserve_gb=6.0,
+    load_gb_per_s=12.5,
+    load_overhead_ms=40.0,
+    accelerator="gcp-a2-ultragpu-1g",
+    model_sizes_gb=(13.0, 7.25, 1.0),
+)
+
+
+def test_residency_inputs_round_trip_exactly():
+    loaded = loads(dumps(Workload(), "queueing", _RESIDENCY))
+    assert loaded.residency == _RESIDENCY, f"residency came back as {loaded.residency}"
+    assert loaded.workload == Workload(), "the workload changed beside the residency inputs"
+
+
+def test_a_version_1_file_loads_with_the_default_residency_inputs():
+    document = json.loads(dumps(Workload(), "queueing", _RESIDENCY))
+    document["version"] = 1
+    del document["residency"]
+    loaded = loads(json.dumps(document))
+    assert loaded.residency == ResidencyInputs(), "a version 1 file must get the defaults"
+    document["residency"] = {}
+    with pytest.raises(ScenarioFileError, match="Unknown key"):
+        loads(json.dumps(document))
+
+
+def _with_residency(**changes) -> str:
+    document = json.loads(dumps(Workload(), "queueing", _RESIDENCY))
+    document["residency"].update(changes)
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"model_size_gb": "2"}, "residency.model_size_gb must be a number"),
+        ({"load_gb_per_s": True}, "residency.load_gb_per_s must be a number"),
+        ({"load_gb_per_s": 0}, "load_gb_per_s"),
+        ({"activation_reserve_gb": 10**30}, "outside the allowed range"),
+        ({"accelerator": "h100-`x`"}, "not one of"),
+        ({"accelerator": 3}, "accelerator must be a string"),
+        ({"model_sizes_gb": "1,2"}, "must be a list of numbers"),
+        ({"model_sizes_gb": [1, "2"]}, "must hold numbers only"),
+        ({"model_sizes_gb": [1, -2]}, "outside the allowed range"),
+        ({"model_sizes_gb": [1.0] * 10_000}, "at most"),
+    ],
+)
+def test_bad_residency_values_are_refused_with_a_message(changes, expected):
+    with pytest.raises(ScenarioFileError, match=re.escape(expected)) as caught:
+        loads(_with_residency(**changes))
+    assert "`x`" not in str(caught.value), "untrusted text must not keep its backticks"
+
+
+def test_a_missing_or_unknown_residency_key_is_refused():
+    document = json.loads(dumps(Workload(), "queueing", _RESIDENCY))
+    del document["residency"]["load_overhead_ms"]
+    with pytest.raises(ScenarioFileError, match="Missing key load_overhead_ms in residency"):
+        loads(json.dumps(document))
+    with pytest.raises(ScenarioFileError, match="Unknown key"):
+        loads(_with_residency(vram_gb=80))
+    document = json.loads(dumps(Workload(), "queueing"))
+    del document["residency"]
+    with pytest.raises(ScenarioFileError, match="Missing key residency"):
+        loads(json.dumps(document))

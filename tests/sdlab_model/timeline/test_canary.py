@@ -170,3 +170,13 @@ def test_bad_inputs_raise_a_message_naming_field_and_value(name):
     changes, message = BAD_PLANS[name]
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         CanaryPlan(**changes)
+
+
+def test_a_judge_sees_a_regression_at_the_first_metric_point_after_the_test_time():
+    from sdlab_model.timeline.canary import first_metric_point_s
+
+    assert first_metric_point_s(0.4, 60.0) == 60.0, "sub-second: the first 60 s point"
+    assert first_metric_point_s(60.0, 60.0) == 60.0, "exactly one interval: that point"
+    assert first_metric_point_s(61.0, 15.0) == 75.0, "61 s at 15 s points: the 75 s point"
+    with pytest.raises(ValueError, match="interval_s"):
+        first_metric_point_s(1.0, 0.0)

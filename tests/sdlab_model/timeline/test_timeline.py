@@ -4,6 +4,7 @@ shapes and the uploaded CSV."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from sdlab_model.timeline import (
     run_fixed_for_peak,
     run_timeline,
 )
-from sdlab_model.timeline.model import time_in_system_s
+from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target, time_in_system_s
 from sdlab_model.timeline.traffic import trace_to_csv
 from sdlab_model.workload import Workload
 
@@ -59,19 +60,29 @@ def test_constant_traffic_on_a_fixed_fleet_gives_evaluates_p99_at_every_step(wor
 
 # The HPA on a 3x step. 15 unbatched replicas at exactly the 70% target (C = one replica's
 # capacity, so the offered rate is 10.5 C), the rate triples to 31.5 C at t = 30 s; a new
-# replica takes 45 s to serve, and its CPU metric counts one 15 s metric window after that (it
-# is within the 5-minute CPU initialization period). By hand, from replica_calculator.go:
+# replica takes 45 s to serve. By hand, from kubernetes/kubernetes
+# pkg/controller/podautoscaler/replica_calculator.go (GetResourceReplicas, groupPods; read
+# 2026-11-30 at commit 0006726) and horizontal.go (the default behavior's rate limit):
 #   t=15, 30   utilization 0.7: ratio 1.0, inside the 10% tolerance: stay at 15.
 #   t=45       window [30, 45) saturated (15 C < 31.5 C), utilization 1.0:
 #              ceil(15 x 1.0 / 0.7) = ceil(21.43) = 22 (limit max(15 + 4, 2 x 15) = 30).
-#   t=60..90   15 pods counted at 100%, 7 count as 0%: 15 / (0.7 x 22) = 0.974, inside the
-#              tolerance: stay at 22. The 7 serve from t = 90, count from t = 105.
+#   t=60..90   the 7 new pods are Pending or not Ready: groupPods ignores them and, on a
+#              scale-up, the calculator counts them at 0%: 15 / (0.7 x 22) = 0.974, inside the
+#              tolerance: stay at 22. The 7 serve from t = 90, but they are within the 5-minute
+#              CPU initialization period of their StartTime, where a metric is ignored until a
+#              whole metric window (15 s) was collected after the pod turned ready: they count
+#              from t = 105 (hpa_metric_delay_s).
 #   t=105      22 counted, still saturated (22 C < 31.5 C): ceil(22 / 0.7) = ceil(31.43) = 32.
 #   t=165      32 counted; 32 C is just above 31.5 C but the backlog built since t = 30
 #              (990 C + 570 C - 30 C = 1530 C requests) keeps them busy: ceil(32 / 0.7) = 46.
 #   t=225      backlog 1530 C - 14.5 C x 15 s > 0, still saturated: ceil(46 / 0.7) = 66.
 #   t=285      backlog at t=270 is 1530 C - 14.5 C x 60 = 660 C, drained at 34.5 C/s only
 #              after t = 289: saturated through [270, 285): ceil(66 / 0.7) = ceil(94.3) = 95.
+# Why not the issue's "15 -> 22 -> 32 -> 43 over ~135 s": its decisions are one cold start
+# (45 s) apart, which needs new pods' CPU to count the moment they turn ready; groupPods waits
+# one 15 s metric window, so they are 60 s apart. And 43 = ceil(32 x u / 0.7) needs the 32
+# replicas at u = 92-94% busy; at the 3x rate they are at 31.5 / 32 = 98% without a backlog
+# (-> 45, where the fleet settles) and at 100% with the backlog they have (-> 46).
 HPA_STEP_DECISIONS = [(45.0, 22), (105.0, 32), (165.0, 46), (225.0, 66), (285.0, 95)]
 
 
@@ -90,6 +101,31 @@ def _hpa_step_inputs() -> TimelineInputs:
 def test_hpa_step_response_matches_the_hand_computed_sequence():
     result = run_timeline(_hpa_step_inputs())
     assert _decisions(result) == HPA_STEP_DECISIONS, f"HPA decisions {_decisions(result)}"
+
+
+def test_hpa_counts_a_new_pods_cpu_one_metric_window_after_it_is_ready():
+    # The 5-minute CPU initialization period runs from the pod's StartTime, after its node is
+    # provisioned: a 150 s model load on a 180 s node is still inside it when the pod turns
+    # ready (330 s after the decision), so the pod waits the 15 s window.
+    inside = ColdStart(node_provision_s=180, model_size_gb=150, load_bandwidth_gbps=1)
+    assert hpa_metric_delay_s(inside) == 15.0, "a pod ready within its first 5 min waits 15 s"
+    # A 400 s load outlasts the period: the metric counts as soon as the pod is ready.
+    outside = ColdStart(node_provision_s=35, model_size_gb=400, load_bandwidth_gbps=1)
+    assert hpa_metric_delay_s(outside) == 0.0, "past the period a ready pod counts at once"
+    # 290 s of load: the period ends 10 s after readiness, before the window would.
+    edge = ColdStart(node_provision_s=35, model_size_gb=290, load_bandwidth_gbps=1)
+    assert hpa_metric_delay_s(edge) == pytest.approx(10.0), "the period's end comes first"
+
+
+def test_hpa_settles_where_the_formula_rests_without_a_backlog():
+    inputs = _hpa_step_inputs()
+    peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
+    assert replicas_at_target(inputs, peak) == 45, "31.5 C at 70% of C per replica: 45"
+    long_run = run_timeline(replace(inputs, duration_s=1800))
+    settled = int(long_run.ready_replicas[-1] + long_run.starting_replicas[-1])
+    # At rest the utilization 31.5 / n is within 10% of 70%: n in [41, 50]. Coming down from
+    # the ramp's overshoot (95), each recommendation is ceil(n x u / 0.7) >= 45.
+    assert 45 <= settled <= 50, f"the HPA settled at {settled}, not in [45, 50]"
 
 
 def test_hpa_capacity_arrives_exactly_one_cold_start_after_each_decision():
