@@ -8,6 +8,7 @@ seed's rules (``sdlab_model.design``) applied to that model's own capacity and p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -45,6 +46,7 @@ __all__ = [
     "evaluate",
     "latency",
     "min_replicas_for_target",
+    "p99_pairs",
 ]
 
 
@@ -89,7 +91,23 @@ def _check_model(model: str) -> None:
 def latency(workload: Workload, model: ModelName = "queueing") -> LatencyResult:
     """The chosen model's latency result for one workload."""
     _check_model(model)
-    return teaching.latency(workload) if model == "teaching" else queueing.latency(workload)
+    if model == "teaching":
+        return teaching.latency(workload)
+    return _queueing_latency(workload.with_changes(p99_target_ms=_DEFAULT_TARGET_MS))
+
+
+# Memos for the Lab's evaluations. A visitor moves one input at a time, and each alternative the
+# decisions quote is some other workload's number: moving the p99 target changes no latency
+# (the queueing model never reads it), and moving the replicas changes no p99-over-replica-counts
+# column, so those are kept per workload with the input they ignore at its default. 256 of each
+# (a column is at most 500 floats, 4 KB).
+_DEFAULT_TARGET_MS = NUMERIC_BY_NAME["p99_target_ms"].default
+_DEFAULT_REPLICAS = int(NUMERIC_BY_NAME["replicas"].default)
+
+
+@lru_cache(maxsize=256)
+def _queueing_latency(workload: Workload) -> LatencyResult:
+    return queueing.latency(workload)
 
 
 def p99_grid(
@@ -107,13 +125,54 @@ def p99_grid(
     return module.p99_grid(workload, np.asarray(rates_rps, float), np.asarray(replicas, float))
 
 
+def p99_pairs(
+    workload: Workload,
+    rates_rps: np.ndarray,
+    replicas: np.ndarray,
+    model: ModelName = "queueing",
+) -> np.ndarray:
+    """p99 (ms) per (rate, replica count) pair: ``rates_rps`` and ``replicas`` of one shape, each
+    cell what ``p99_grid`` gives for that pair; inf if unstable. For searches that need a few
+    counts per rate rather than every count at every rate."""
+    _check_model(model)
+    module = teaching if model == "teaching" else queueing
+    rates, counts = np.broadcast_arrays(np.asarray(rates_rps, float), np.asarray(replicas, float))
+    return module.p99_pairs(workload, rates, counts)
+
+
 def min_replicas_for_target(workload: Workload, model: ModelName = "queueing") -> int | None:
-    """Smallest replica count (up to the slider maximum) whose p99 meets the target, else None."""
+    """Smallest replica count (up to the slider maximum) whose p99 meets the target, else None.
+
+    The counts are tried in two spans, the first ``_FIRST_SPAN`` then the rest, so the usual
+    answer costs a few dozen cells rather than every count (the same answer as a full sweep: the
+    first span is searched whole before the second is computed).
+    """
+    _check_model(model)
+    key = workload.with_changes(replicas=_DEFAULT_REPLICAS, p99_target_ms=_DEFAULT_TARGET_MS)
     top = int(NUMERIC_BY_NAME["replicas"].maximum)
-    counts = np.arange(1, top + 1, dtype=float)
+    for first, last in ((1, _FIRST_SPAN), (_FIRST_SPAN + 1, top)):
+        meets = np.flatnonzero(
+            _p99_over_replica_counts(key, model, first, last) <= workload.p99_target_ms
+        )
+        if meets.size:
+            return first + int(meets[0])
+    return None
+
+
+_FIRST_SPAN = 32
+"""Replica counts searched first: most labs meet their target within them."""
+
+
+@lru_cache(maxsize=256)
+def _p99_over_replica_counts(
+    workload: Workload, model: ModelName, first: int, last: int
+) -> np.ndarray:
+    """p99 (ms) at replica counts ``first`` to ``last``, at the workload's rate (read-only: it
+    is shared)."""
+    counts = np.arange(first, last + 1, dtype=float)
     p99 = p99_grid(workload, np.array([workload.rate_rps]), counts, model)[:, 0]
-    meets = np.flatnonzero(p99 <= workload.p99_target_ms)
-    return int(counts[meets[0]]) if meets.size else None
+    p99.setflags(write=False)
+    return p99
 
 
 def evaluate(
@@ -132,7 +191,7 @@ def evaluate(
         toggled = workload.with_changes(dynamic_batching=not workload.dynamic_batching)
         other = workload.with_changes(gpu=not workload.gpu)
         alternatives = Alternatives(
-            batching_toggled_p99_ms=queueing.latency(toggled).p99_ms,
+            batching_toggled_p99_ms=latency(toggled, model).p99_ms,
             replicas_now=replicas_now,
             replicas_batching_toggled=min_replicas_for_target(toggled, model),
             replicas_other_hardware=min_replicas_for_target(other, model),

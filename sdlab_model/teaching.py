@@ -96,6 +96,14 @@ def p99_grid(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) ->
     """
     rates = np.asarray(rates_rps, dtype=float)[None, :]
     reps = np.asarray(replicas, dtype=float)[:, None]
+    return p99_pairs(workload, rates, reps)
+
+
+def p99_pairs(workload: Workload, rates_rps: np.ndarray, replicas: np.ndarray) -> np.ndarray:
+    """The teaching p99 per cell of ``rates_rps`` and ``replicas`` broadcast together (one
+    (rate, replica count) pair per cell), as ``p99_grid`` gives it."""
+    rates = np.asarray(rates_rps, dtype=float)
+    reps = np.asarray(replicas, dtype=float)
     per_replica = fleet_capacity_rps(workload.with_changes(replicas=1))
     utilization = rates / np.maximum(1.0, per_replica * reps)
     latency_ms = float(workload.model_latency_ms)

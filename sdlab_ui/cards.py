@@ -28,9 +28,6 @@ def scenario_cards() -> None:
             loaded = card_workload == current.workload
             step = f"STEP {card.step:02d}" + (" · loaded" if loaded else "")
             st.markdown(f":gray[{step}]  \n**{card.title}**  \n:gray[{card.summary}]")
-            # The columns share the row's height: a stretching space puts every button on the
-            # cards' bottom line, however many lines the summary above it takes.
-            st.space("stretch")
             st.button(
                 "Load",
                 key=card_key(card.id),
@@ -39,6 +36,10 @@ def scenario_cards() -> None:
                 type="primary" if loaded else "secondary",
                 width="stretch",
             )
+    # The columns share the row's height: an automatic top margin puts every button on the
+    # cards' bottom line, however many lines the summary above it takes. One style element
+    # rather than a stretching space per card: each element is a message on every rerun.
+    st.html('<style>[class*="st-key-lab-card-"] { margin-top: auto; }</style>')
 
 
 def walkthrough() -> None:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sdlab_model import design, p99_grid
-from sdlab_model.assessment import ModelName
+from sdlab_model.assessment import ModelName, p99_pairs
 from sdlab_model.params import (
     CHOICE_INPUTS,
     MODELS_PER_REPLICA_HOT,
@@ -33,7 +33,6 @@ DEFAULT_CELLS = {RATE: 60, REPLICAS: 48}
 CUSTOM_CELLS = (40, 30)
 CELL_BY_CELL_CELLS = (24, 20)
 # Columns the fine frontier search evaluates together (see ``_frontier``).
-_FRONTIER_COLUMN_GROUP = 10
 _RATE = NUMERIC_BY_NAME[RATE]
 _REPLICAS = NUMERIC_BY_NAME[REPLICAS]
 
@@ -223,10 +222,10 @@ def _frontier(
 
     p99 is not monotone in replicas (with batching, more replicas make smaller batches that wait
     longer), so no bisection; but no count at or below ``rate / capacity per replica`` is stable,
-    and none above the grid's own first meeting row can be the first. Over the rate axis, the
-    counts between those two bounds are evaluated for ten columns at a time: ~10x fewer cells
-    than every count in every column, with the same answer (``tests/app/test_grids.py``).
-    Over any other x axis, every count, one column at a time.
+    and none above the grid's own first meeting row can be the first. Over the rate axis, each
+    column's counts between those two bounds, every column's in one model call (``p99_pairs``:
+    a call costs ~1 ms before its first cell): the same answer as every count in every column
+    (``tests/app/test_grids.py``). Over any other x axis, every count, one column at a time.
     """
     target = workload.p99_target_ms
     top = int(_REPLICAS.maximum)
@@ -244,15 +243,14 @@ def _frontier(
     meets = p99_ms <= target
     highest = np.where(meets.any(axis=0), counts[np.argmax(meets, axis=0)], top)
     lowest = np.minimum(lowest, highest)
-    fewest = np.full(xs.size, np.nan)
-    for start in range(0, xs.size, _FRONTIER_COLUMN_GROUP):
-        columns = slice(start, start + _FRONTIER_COLUMN_GROUP)
-        candidates = np.arange(lowest[columns].min(), highest[columns].max() + 1)
-        fine_meets = p99_grid(workload, xs[columns], candidates, model) <= target
-        fewest[columns] = np.where(
-            fine_meets.any(axis=0), candidates[np.argmax(fine_meets, axis=0)], np.nan
-        )
-    return fewest
+    spans = (highest - lowest + 1).astype(int)
+    starts = np.concatenate(([0], np.cumsum(spans)[:-1]))
+    columns = np.repeat(np.arange(xs.size), spans)
+    candidates = lowest[columns] + (np.arange(spans.sum()) - starts[columns])
+    meets = p99_pairs(workload, xs[columns], candidates, model) <= target
+    # Each column's first meeting candidate: the least index among its meeting cells.
+    first = np.minimum.reduceat(np.where(meets, np.arange(meets.size), meets.size), starts)
+    return np.where(first < meets.size, candidates[np.minimum(first, meets.size - 1)], np.nan)
 
 
 def stage_grid(

@@ -21,7 +21,7 @@ from sdlab_model.architecture import (
     to_dot,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, report, state
+from sdlab_ui import cache, report, simulation, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -131,11 +131,13 @@ def architecture(view: cache.LabView) -> None:
 
 
 def recommended_shape(result: Assessment) -> None:
+    """The stage, its title and summary, and the request path (one element: each element is a
+    message to the browser, and every rerun sends them all)."""
     stage = result.stage
     st.markdown(
         f"#### Recommended shape · stage {stage.number}\n\n**{stage.title}**\n\n{stage.summary}"
+        f"\n\n:gray[Request path: {path_text(stage.path)}]"
     )
-    st.caption("Request path: " + path_text(stage.path))
 
 
 def headline(result: Assessment, sim: SimSummary | None) -> None:
@@ -290,23 +292,54 @@ def reasons(result: Assessment) -> None:
     st.markdown(f"#### Why this changes\n\n{lines}")
 
 
+SIMULATION_CHECK_KEY = "lab.simulation_check"
+
+
 def accuracy(view: cache.LabView) -> None:
-    """Teaching, queueing and simulated p99 side by side, each model's error, the CDF."""
+    """Teaching and queueing p99 side by side and how each is computed; against a simulation
+    (each model's error, the simulated p99's interval, the CDF) where the page simulates anyway
+    or the visitor asks for it.
+
+    A simulation is most of what a fresh rerun costs the server, so it runs on every change only
+    where the queueing model calls itself approximate (the headline is then simulated too).
+    """
+    text = "#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
+    models = (view.teaching, view.queueing)
     sim = view.sim
-    rows = [
-        f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | "
-        f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
-        for r in (view.teaching, view.queueing)
-    ]
-    rows.append(
-        f"| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
-        f"{_cell(sim.note)} |"
-    )
-    st.markdown(
-        "#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
-        "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
-        + "\n".join(rows)
-    )
+    if sim is not None:
+        text += (
+            ":gray[Simulated on every change here: the queueing model is approximate for this "
+            "workload.]\n\n"
+        )
+    elif st.session_state.get(SIMULATION_CHECK_KEY, False):
+        # The check's value is known before it is drawn (a widget's state is set before the
+        # run), so the table above it is drawn once, right: no placeholder message as well.
+        sim = view.simulated()
+    if sim is None:
+        text += "| | p99 | how it is computed |\n|---|---|---|\n" + "\n".join(
+            f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | {_cell(r.accuracy_note)} |"
+            for r in models
+        )
+    else:
+        text += "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
+        text += "\n".join(
+            f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | "
+            f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
+            for r in models
+        )
+        text += (
+            f"\n| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
+            f"{_cell(sim.note)} |"
+        )
+    st.markdown(text)
+    if view.sim is None:
+        st.toggle(
+            f"Check against a simulation ({simulation.LAB_REQUESTS:,} requests)",
+            key=SIMULATION_CHECK_KEY,
+            help="Runs the simulator on this workload, and again on every change while on.",
+        )
+    if sim is None:
+        return
     if sim.is_stable:
         # Drawn (and built) only while open: a chart redrawn on every slider move costs the
         # browser ~100 ms of CPU and the server ~9 ms, for a curve most visitors look at once.
@@ -326,21 +359,13 @@ def _cell(text: str) -> str:
 
 
 def scenario_files(lab: state.LabState) -> None:
-    """Save the lab as a JSON file; restore one (a bad file changes nothing and says why)."""
-    st.markdown("#### Save or restore this lab")
-    left, right = st.columns(2)
-    # The file is made when clicked (a callable), not on every rerun: no media file per rerun
-    # for the server to hold and expire (an expired one answered a late click with a 404).
-    left.download_button(
-        "Download scenario file (JSON)",
-        functools.partial(scenario_file.dumps, lab.workload, lab.model, lab.residency),
-        file_name=scenario_file.FILE_NAME,
-        mime=scenario_file.MIME_TYPE,
-        key="lab.scenario_download",
-        on_click="ignore",
-    )
-    right.file_uploader(
-        "Restore a scenario file", type=["json"], key=_UPLOAD_KEY, on_change=_on_upload
+    """Restore a lab from its scenario file (a bad file changes nothing and says why); the
+    download of one sits with the other downloads (``report_downloads``)."""
+    st.file_uploader(
+        "Restore a lab from its scenario file (JSON)",
+        type=["json"],
+        key=_UPLOAD_KEY,
+        on_change=_on_upload,
     )
     kind, message = st.session_state.get(_UPLOAD_MESSAGE_KEY, (None, ""))
     if kind == "error":
@@ -353,13 +378,20 @@ def scenario_files(lab: state.LabState) -> None:
 def report_downloads(view: cache.LabView) -> None:
     """Download the design as a self-contained HTML report, or as Markdown for a design doc.
 
-    Both are built when clicked (callables, like the scenario file), in the download's own
-    thread: the heatmap's grid and Graphviz's SVG are paid for only by whoever asks.
+    Or as a scenario file that restores this lab (``scenario_files``). All three in one row: each
+    element and column is a message to the browser on every rerun.
+
+    Each is built when clicked (a callable), in the download's own thread: the heatmap's grid
+    and Graphviz's SVG are paid for only by whoever asks, and no media file is made per rerun
+    for the server to hold and expire (an expired one answered a late click with a 404).
     """
     st.markdown("#### Take the design away")
-    left, right = st.columns(2)
-    link_query = state.link_query(view.result.workload, view.result.model)
-    left.download_button(
+    # One row that wraps on a narrow screen: a horizontal container is one element, three
+    # columns were four.
+    row = st.container(horizontal=True)
+    workload, model = view.result.workload, view.result.model
+    link_query = state.link_query(workload, model)
+    row.download_button(
         "Download report (HTML, opens offline)",
         functools.partial(_html_report, view, link_query),
         file_name=report.HTML_FILE_NAME,
@@ -368,7 +400,7 @@ def report_downloads(view: cache.LabView) -> None:
         on_click="ignore",
         icon=":material/description:",
     )
-    right.download_button(
+    row.download_button(
         "Download summary (Markdown)",
         functools.partial(report.markdown_report, view, link_query=link_query),
         file_name=report.MARKDOWN_FILE_NAME,
@@ -376,6 +408,15 @@ def report_downloads(view: cache.LabView) -> None:
         key="lab.report_markdown",
         on_click="ignore",
         icon=":material/notes:",
+    )
+    row.download_button(
+        "Download scenario file (JSON)",
+        functools.partial(scenario_file.dumps, workload, model, state.current().residency),
+        file_name=scenario_file.FILE_NAME,
+        mime=scenario_file.MIME_TYPE,
+        key="lab.scenario_download",
+        on_click="ignore",
+        icon=":material/save:",
     )
 
 

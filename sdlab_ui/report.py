@@ -217,7 +217,11 @@ def _charts(figures: Sequence[go.Figure | None]) -> list[str]:
             fragments.append("")
             continue
         # Streamlit's chart theme makes room for the axis labels; a bare page must ask for it.
-        standalone = go.Figure(figure).update_layout(margin={"l": 90, "r": 30, "t": 40, "b": 50})
+        # From the figure's dict: a figure made from a spec (figures.PreparedFigure) keeps its
+        # traces only there, and copying the figure itself gave an empty chart.
+        standalone = go.Figure(figure.to_dict()).update_layout(
+            margin={"l": 90, "r": 30, "t": 40, "b": 50}
+        )
         standalone.update_xaxes(automargin=True).update_yaxes(automargin=True)
         fragments.append(
             pio.to_html(
@@ -289,7 +293,7 @@ def _needed(result: Assessment) -> str:
 
 
 def _accuracy_rows(view: LabView) -> list[tuple[str, str, str, str]]:
-    sim: SimSummary = view.sim
+    sim: SimSummary = view.simulated()  # run now if the page did not need it
     rows = [
         (
             f"{r.model.capitalize()} model",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import lru_cache
 
 from sdlab_model.params import NumericInput
 
@@ -22,6 +23,13 @@ def log_options(spec: NumericInput, extra_values: Iterable[float] = ()) -> tuple
 
     ``extra_values`` (default, card values, the current value) are added when inside the range.
     """
+    return _log_options(spec, tuple(float(v) for v in extra_values))
+
+
+# Every rerun of every page draws each log slider from its ladder: kept, not rebuilt (~0.5 ms a
+# rerun for the sidebar's twelve). Keyed by the extra values, which change only with the state.
+@lru_cache(maxsize=512)
+def _log_options(spec: NumericInput, extra_values: tuple[float, ...]) -> tuple[float | int, ...]:
     low, high = float(spec.minimum), float(spec.maximum)
     values: set[float] = {low, high, float(spec.default)}
     first_decade = math.floor(math.log10(max(low, 1e-12)))
@@ -32,7 +40,7 @@ def log_options(spec: NumericInput, extra_values: Iterable[float] = ()) -> tuple
             value = float(f"{mantissa}e{decade}")
             if low <= value <= high:
                 values.add(value)
-    values.update(float(v) for v in extra_values if low <= float(v) <= high)
+    values.update(v for v in extra_values if low <= v <= high)
     if spec.integer:
         return tuple(sorted({round(v) for v in values}))
     return tuple(sorted(values))

@@ -220,7 +220,8 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
 
     Each class is ``_formation_service_sf``'s ``F + S``; the rows are cells. Newton on the
     mixture's survival function, safeguarded by a shrinking bracket, iterating only the rows not
-    yet converged. With one class it is ``_quantile_of_sum``.
+    yet converged. With one class it is ``_quantile_of_sum``. ``tail`` is one value or a column
+    (one per row); rows never mix, so a row's result does not depend on the others.
     """
     tau, first_share, mean, sd, weight = (
         np.array(v, dtype=float) for v in np.broadcast_arrays(tau, first_share, mean, sd, weight)
@@ -229,6 +230,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
     hi = np.max(mean + tau + 8.0 * sd, axis=-1)
     start = np.sum(weight * (mean + tau * (1.0 - tail)), axis=-1)
     t = np.minimum(np.maximum(start, lo), hi)
+    row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, t.shape)
     active = np.arange(t.size)
     for _ in range(2 * _NEWTON_STEPS):
         ta, la, ha = t[active], lo[active], hi[active]
@@ -236,7 +238,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
             ta[:, None], tau[active], first_share[active], mean[active], sd[active]
         )
         w = weight[active]
-        excess = np.sum(w * survival, axis=-1) - tail
+        excess = np.sum(w * survival, axis=-1) - row_tail[active]
         slope = np.sum(w * density, axis=-1)
         la = np.where(excess > 0.0, ta, la)
         ha = np.where(excess > 0.0, ha, ta)

@@ -140,12 +140,13 @@ class FleetLatency:
 
 
 def unbatched_quantile(
-    workload: Workload, rate_per_ms: np.ndarray, replicas: np.ndarray, q: float
+    workload: Workload, rate_per_ms: np.ndarray, replicas: np.ndarray, q: float | np.ndarray
 ) -> FleetLatency:
     """Without batching: one replica is a GI/D/c queue, taken as M/D/(k c) at ``k`` x the rate.
 
     The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.queues.mdc_grid``) at
-    ``k c`` servers (fractional ``k c`` interpolates between whole ones).
+    ``k c`` servers (fractional ``k c`` interpolates between whole ones). ``q``: one quantile,
+    or one per cell (see ``_tails``).
     """
     x, r, c = _replica_view(workload, rate_per_ms, replicas)
     s = workload.single_request_ms
@@ -155,7 +156,7 @@ def unbatched_quantile(
     stable = rho < 1.0
     rho_safe = np.where(stable, rho, 0.5)
     eta = mdc.decay_rate(pooled, pooled * rho_safe)
-    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - math.log(1.0 - q)
+    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - _tails(q, x.shape).log_tail
     wait = np.where(stable, np.maximum(0.0, log_excess) / eta * s, np.inf)
     ones = np.ones(x.shape)
     return FleetLatency(
@@ -173,7 +174,7 @@ def batched_quantile(
     workload: Workload,
     rate_per_ms: np.ndarray,
     replicas: np.ndarray,
-    q: float,
+    q: float | np.ndarray,
     classes: ModelClasses | None = None,
     use_table: bool = False,
 ) -> FleetLatency:
@@ -181,7 +182,7 @@ def batched_quantile(
 
     ``use_table`` (for grids): with one model class, step 2's quantile comes from the
     precomputed standard table (``batching.quantile_from_table``, within 1% at the p99)
-    instead of a Newton solve per cell.
+    instead of a Newton solve per cell. ``q``: one quantile, or one per cell (``_tails``).
 
     Steps, per replica (rate ``x = lambda / R``, ``c`` slots, model class ``j`` with one model's
     share ``p_j`` and ``n_j`` models; ``s``, ``f``, ``B``, ``W`` as in
@@ -220,7 +221,8 @@ def batched_quantile(
     s, f = workload.single_request_ms, workload.batch_overhead_share
     size_cap = float(workload.effective_max_batch_size)
     window = float(workload.batch_window_ms)
-    tail = 1.0 - q
+    tails = _tails(q, cell_shape, int(size_cap))
+    tail = tails.tail
 
     def service(b):
         return s * (f + (1.0 - f) * b)
@@ -235,7 +237,7 @@ def batched_quantile(
 
     # ``fill_load`` is a full batch's formation tail for Poisson arrivals; with evenly spaced
     # arrivals it would be ``B - 1 - tail B`` arrivals' worth. In between, interpolate by the CV.
-    poisson_fill = batching.fill_load(int(size_cap), tail)
+    poisson_fill = tails.poisson_fill
     even_fill = size_cap - 1.0 - tail * size_cap
     fill = even_fill + (poisson_fill - even_fill) * np.sqrt(scv_j)
     fill_ms = np.maximum(fill, 0.0) / np.maximum(x_j, 1e-300)
@@ -252,7 +254,7 @@ def batched_quantile(
     biased = np.minimum(size_cap, batch + spread / batch)
     mean_s = service(biased)
     sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)
-    if use_table and classes.share.size == 1:
+    if use_table and classes.share.size == 1 and np.ndim(tail) == 0:
         formation_and_service = batching.quantile_from_table(
             tau[:, 0], 1.0 / batch[:, 0], mean_s[:, 0], sd_s[:, 0], tail
         )
@@ -283,7 +285,8 @@ def batched_quantile(
     pooled = np.maximum(c * shape[:, 0], 1.0)
     stable = queue_load < 1.0
     u_safe = np.where(stable, queue_load, 0.5)
-    log_excess = mdc_grid.log_tail_constant(pooled, u_safe) - math.log(tail)
+    log_tail = tails.log_tail if np.ndim(tails.log_tail) == 0 else tails.log_tail.reshape(-1)
+    log_excess = mdc_grid.log_tail_constant(pooled, u_safe) - log_tail
     phases = c * batch_shape
     eta = mdc.decay_rate(phases, phases * u_safe) / mean_service
     queue = np.where(log_excess > 0.0, log_excess / eta, 0.0)
@@ -301,6 +304,35 @@ def batched_quantile(
         utilization=utilization.reshape(cell_shape),
         saturation=saturation.reshape(cell_shape),
         pooled_servers=pooled.reshape(cell_shape),
+    )
+
+
+@dataclass(frozen=True)
+class _Tails:
+    """``1 - q``, ``log(1 - q)`` and a full batch's Poisson formation load at that tail."""
+
+    tail: float | np.ndarray
+    log_tail: float | np.ndarray
+    poisson_fill: float | np.ndarray
+
+
+def _tails(q: float | np.ndarray, cell_shape: tuple[int, ...], size: int = 1) -> _Tails:
+    """The tail terms for one quantile (floats), or for one quantile per cell.
+
+    Per cell (``q`` shaped like the cells) ``tail`` and ``poisson_fill`` are a column (cells x 1,
+    against the classes axis) and ``log_tail`` a row of cells. Each value is computed exactly as
+    for one quantile (``math.log``, ``batching.fill_load``), so a cell's result is bit for bit
+    the one-quantile call's: a point's p50, p95 and p99 then cost one call, not three.
+    """
+    if np.ndim(q) == 0:
+        tail = 1.0 - q
+        return _Tails(tail, math.log(tail), batching.fill_load(size, tail))
+    tails = [1.0 - float(value) for value in np.broadcast_to(q, cell_shape).ravel()]
+    fills = [batching.fill_load(size, tail) for tail in tails]
+    return _Tails(
+        np.array(tails)[:, None],
+        np.array([math.log(tail) for tail in tails]).reshape(cell_shape),
+        np.array(fills)[:, None],
     )
 
 

@@ -17,6 +17,7 @@ with batching from the same formulas as the point model.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
 import numpy as np
 
@@ -228,7 +229,7 @@ def _batched(workload: Workload, capacity: float, utilization: float) -> Latency
 
 
 def _fleet_parts(
-    workload: Workload, rate_per_ms, replicas, q: float, use_table: bool = False
+    workload: Workload, rate_per_ms, replicas, q: float | np.ndarray, use_table: bool = False
 ) -> fleet.FleetLatency:
     if workload.effective_max_batch_size == 1:
         return fleet.unbatched_quantile(workload, rate_per_ms, replicas, q)
@@ -276,9 +277,16 @@ def _fleet_exact_wait(
 
 
 def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
-    rate = np.array(workload.rate_rps / 1000.0)
-    replicas = np.array(float(workload.replicas))
-    parts = [_fleet_parts(workload, rate, replicas, q) for q in QUANTILES]
+    # The three quantiles as three cells of one call: most of the work does not depend on the
+    # quantile, and each cell is bit for bit its own one-quantile call (fleet._tails).
+    cells = len(QUANTILES)
+    rate = np.full(cells, workload.rate_rps / 1000.0)
+    replicas = np.full(cells, float(workload.replicas))
+    together = _fleet_parts(workload, rate, replicas, np.array(QUANTILES))
+    parts = [
+        fleet.FleetLatency(*(getattr(together, f.name)[cell] for f in fields(fleet.FleetLatency)))
+        for cell in range(cells)
+    ]
     tail = parts[-1]
     exact = _fleet_exact_wait(workload, tail, utilization)
     if exact is not None:  # in units of the service time, combined as _unbatched does

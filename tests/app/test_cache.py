@@ -42,3 +42,28 @@ def test_the_simulation_key_drops_only_the_target():
     key = simulation.simulation_key(workload)
     assert key.p99_target_ms == NUMERIC_BY_NAME["p99_target_ms"].default, "target not dropped"
     assert key.with_changes(p99_target_ms=123.0) == workload, "only the target may change"
+
+
+def test_the_lab_builds_its_view_once_per_distinct_inputs(monkeypatch):
+    """Figures are built once per distinct result (issue 13): a rerun with the same inputs, or
+    another visitor on them, reuses the evaluations and the breakdown chart."""
+    from apptest_helpers import open_app
+
+    from sdlab_ui import figures
+
+    built: list[float] = []
+    spec = figures.latency_breakdown_spec
+    monkeypatch.setattr(
+        figures,
+        "latency_breakdown_spec",
+        lambda rows, target: built.append(target) or spec(rows, target),
+    )
+    evaluated: list[Workload] = []
+    evaluate = cache.evaluate
+    monkeypatch.setattr(cache, "evaluate", lambda w, m: evaluated.append(w) or evaluate(w, m))
+    query = Workload(rate_rps=432.1, p99_target_ms=77.0).to_strings()  # in no other test
+    first = open_app(query)
+    first.run()
+    open_app(query)  # another visitor, same lab
+    assert len(built) == 1, f"the breakdown was built {len(built)} times for one lab"
+    assert len(evaluated) == 2, f"{len(evaluated)} evaluations for one lab: one per model"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 
@@ -325,6 +326,13 @@ def test_figure_specs_give_the_validated_figures_json():
     for what, spec in (
         ("main heatmap", figures.p99_heatmap_spec(grid)),
         ("small multiples", figures.small_multiples_spec([grid, gpu, gpu, grid], list("abcd"))),
+        ("breakdown", figures.latency_breakdown_spec([("a", 9.0, 4.0, 2.5)], 100.0)),
+        (
+            "breakdown, one model unstable",
+            figures.latency_breakdown_spec(
+                [("a", 9.0, 4.0, 2.5), ("b", math.inf, math.inf, math.inf)], 60.0
+            ),
+        ),
     ):
         fast = pio.to_json(figures.PreparedFigure(spec).to_dict(), validate=False)
         validated = pio.to_json(go.Figure(spec).to_dict(), validate=False)

@@ -42,8 +42,9 @@ def test_lab_renders_every_section(lab):
     numbers = next((m.value for m in lab.markdown if m.value.startswith("| Capacity")), "")
     for wanted in ("Utilization", "Replicas needed for the target", "req/s"):
         assert wanted in numbers, f"the headline table lacks {wanted!r}: {numbers!r}"
-    comparison = next((m.value for m in lab.markdown if "How far to trust" in m.value), "")
-    for row in ("**Teaching model**", "**Queueing model**", "**Simulation**"):
+    assert any("How far to trust" in m.value for m in lab.markdown), "no accuracy section"
+    comparison = _model_comparison(lab)
+    for row in ("**Teaching model**", "**Queueing model**"):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
     assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
@@ -54,8 +55,40 @@ def test_lab_renders_every_section(lab):
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
 
 
+def _model_comparison(app) -> str:
+    """The accuracy section's table: one row per model (and the simulation's, when run)."""
+    return next((m.value for m in app.markdown if "**Queueing model**" in m.value), "")
+
+
+def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
+    """A simulation was most of a fresh rerun's server time (issue 13): where the queueing model
+    is exact or validated, the page runs one only when the visitor turns the check on."""
+    from sdlab_ui import cache
+    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+    from sdlab_ui.simulation import simulation_key
+
+    calls: list[Workload] = []
+    simulate = cache.simulate_summary
+    monkeypatch.setattr(cache, "simulate_summary", lambda w: calls.append(w) or simulate(w))
+    workload = Workload(rate_rps=211.37)  # a rate no other test uses: every cache misses
+    assert evaluate(workload, "queueing").accuracy != "approximate", "pick an exact workload"
+    app = open_app(workload.to_strings())
+    assert_no_exception(app)
+    assert calls == [], f"the Lab simulated {calls} though nobody asked and the model is exact"
+    assert "**Simulation**" not in _model_comparison(app), "a simulation row without a simulation"
+    app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
+    assert_no_exception(app)
+    assert calls == [simulation_key(workload)], f"the check simulated {calls}"
+    comparison = _model_comparison(app)
+    assert "**Simulation**" in comparison, "the check shows no simulation row"
+    assert "vs simulation" in comparison, "the check shows no model error against it"
+
+
 def test_latency_cdf_is_drawn_once_its_panel_is_open():
+    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+
     app = open_app()
+    app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
     assert len(app.get("plotly_chart")) == 1, "the CDF is drawn while its panel is closed"
     app.session_state["lab.distribution_open"] = True
     app.run()
@@ -239,6 +272,7 @@ def test_lab_marks_a_simulated_headline():
     app = open_app(workload.to_strings())
     labels = [m.label for m in app.metric]
     assert "p99 (simulated)" in labels, f"{workload}: headline not marked simulated: {labels}"
+    assert "**Simulation**" in _model_comparison(app), "the simulation behind it is not shown"
 
 
 @pytest.mark.parametrize("model", ["queueing", "teaching"])

@@ -37,6 +37,13 @@ def test_the_html_report_needs_no_network(html):
     assert html.count('class="plotly-graph-div"') == 2, "expected two charts: breakdown, heatmap"
 
 
+def test_the_html_reports_charts_carry_their_traces(html):
+    """Both charts are made from specs (figures.PreparedFigure), whose traces live only in their
+    dict: copying the figure drew two empty charts."""
+    assert '"name":"compute"' in html, "the breakdown chart has no bars"
+    assert '"type":"heatmap"' in html, "the heatmap chart has no heatmap"
+
+
 def test_the_html_report_carries_the_design(html, view):
     assert "<svg" in html[html.index('id="recommended-architecture"') :], "no diagram SVG"
     assert view.result.stage.title in html, "the recommended shape is missing"

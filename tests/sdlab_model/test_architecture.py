@@ -200,3 +200,24 @@ def test_default_workload_draws():
 def test_path_text_reads_node_labels():
     text = path_text(("gateway", "batcher", "replicas"))
     assert text == "Inference gateway → Dynamic batcher → Server replicas", f"path text {text!r}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.fixed_dictionaries({node: st.sampled_from(list(NODE_STYLE)) for node in NODE_IDS}),
+    st.fixed_dictionaries({flow: st.sampled_from(list(FLOW_STYLE)) for flow in FLOWS}),
+    st.lists(st.sampled_from(NODE_IDS), max_size=6),
+    st.dictionaries(
+        st.sampled_from(NODE_IDS),
+        st.text(alphabet='ab 1·%<>&"\\@:_', max_size=20) | st.just("@@note:client@@"),
+        max_size=4,
+    ),
+)
+def test_the_kept_diagram_with_its_notes_filled_in_is_the_diagram_built_afresh(
+    node_states, flow_states, path, notes
+):
+    """to_dot keeps one DOT per shape and fills in the notes; that must be what building the
+    whole graph with those notes gives, whatever the notes say."""
+    kept = to_dot(node_states, flow_states, path, notes)
+    built = architecture._build_dot(node_states, flow_states, path, notes)
+    assert kept == built, f"notes {notes!r}: the kept diagram differs from the one built afresh"

@@ -106,3 +106,56 @@ def test_grid_cell_equals_point_evaluation(model):
     assert grid[1, 1] == pytest.approx(expected, rel=0.03), (
         f"{model}: grid cell {grid[1, 1]} differs from the point model {expected}"
     )
+
+
+_MEMO_CASES = [
+    *(card.workload() for card in SCENARIOS),
+    Workload(rate_rps=4_321.0, replicas=3, p99_target_ms=45.0),
+    Workload(rate_rps=900.0, replicas=40, dynamic_batching=False, lb_policy="random"),
+    Workload(rate_rps=12_000.0, replicas=7, gpu=True, models_hosted=30, arrival_cv=2.0),
+]
+
+
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+@pytest.mark.parametrize("workload", _MEMO_CASES, ids=range(len(_MEMO_CASES)))
+def test_memoized_replica_search_equals_a_sweep_of_the_workload_itself(workload, model):
+    """The memo keys the p99 column without the replicas and the target: neither may matter."""
+    counts = np.arange(1, 501, dtype=float)
+    for changes in ({}, {"replicas": 1}, {"replicas": 333}, {"p99_target_ms": 30.0}):
+        moved = workload.with_changes(**changes)
+        p99 = p99_grid(moved, np.array([moved.rate_rps]), counts, model)[:, 0]
+        meets = np.flatnonzero(p99 <= moved.p99_target_ms)
+        swept = int(counts[meets[0]]) if meets.size else None
+        assert min_replicas_for_target(moved, model) == swept, (
+            f"{model}, {changes}: the memo says {min_replicas_for_target(moved, model)}, "
+            f"a sweep of the workload itself {swept}"
+        )
+
+
+def test_moving_the_target_or_the_replicas_reuses_what_they_do_not_change(monkeypatch):
+    """A visitor moves one input at a time: the target changes no latency and no p99-over-replica
+    column, the replicas no column (issue 13: a Lab rerun with new inputs was 8x a bare page)."""
+    from sdlab_model import assessment
+    from sdlab_model.queues import queueing
+
+    latencies, grids = [], []
+    real_latency, real_grid = queueing.latency, queueing.p99_grid
+    monkeypatch.setattr(queueing, "latency", lambda w: latencies.append(w) or real_latency(w))
+    monkeypatch.setattr(queueing, "p99_grid", lambda w, *a: grids.append(w) or real_grid(w, *a))
+    first = Workload(rate_rps=3_137.0, replicas=5, p99_target_ms=80.0)  # in no other test
+    evaluate(first, "queueing")
+    assert latencies and grids, "the first evaluation computed nothing: the test is void"
+    latencies.clear(), grids.clear()
+    target_moved = evaluate(first.with_changes(p99_target_ms=120.0), "queueing")
+    assert latencies == [] and grids == [], (
+        f"moving the target recomputed {len(latencies)} latencies and {len(grids)} columns"
+    )
+    replicas_moved = evaluate(first.with_changes(replicas=9), "queueing")
+    assert grids == [], f"moving the replicas recomputed {len(grids)} p99-over-replica columns"
+    assert len(latencies) == 2, f"expected this workload's and its batching toggle's: {latencies}"
+    assessment._queueing_latency.cache_clear(), assessment._p99_over_replica_counts.cache_clear()
+    for memoized, workload in (
+        (target_moved, first.with_changes(p99_target_ms=120.0)),
+        (replicas_moved, first.with_changes(replicas=9)),
+    ):
+        assert memoized == evaluate(workload, "queueing"), "a memoized evaluation differs"

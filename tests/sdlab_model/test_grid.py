@@ -108,3 +108,30 @@ def test_min_replicas_for_target_is_the_first_meeting_count():
     assert _point(workload, 3_000, found) <= 40.0, "the returned count must meet the target"
     if found > 1:
         assert _point(workload, 3_000, found - 1) > 40.0, "one fewer replica should miss it"
+
+
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+def test_p99_pairs_are_the_grids_cells(model):
+    """p99_pairs evaluates chosen (rate, replica count) pairs; each must be the grid's cell, to
+    the last bit or two (numpy's vectorized exp and log may round an element's last bit
+    differently with the array's length: seen once, 2e-16, in the pooled batching model)."""
+    from sdlab_model.assessment import p99_grid, p99_pairs
+
+    rates = np.geomspace(50.0, 400_000.0, 17)
+    counts = np.array([1.0, 2.0, 3.0, 7.0, 40.0, 333.0, 500.0])
+    rows, columns = np.meshgrid(np.arange(counts.size), np.arange(rates.size), indexing="ij")
+    picked = np.random.default_rng(5).permutation(rows.size)[:60]
+    for workload in (
+        Workload(),
+        Workload(dynamic_batching=False, lb_policy="random"),
+        Workload(gpu=True, models_hosted=30, lb_policy="central_queue"),
+        Workload(lb_policy="central_queue"),  # the pooled model
+        Workload(dynamic_batching=False, lb_policy="central_queue"),
+    ):
+        grid = p99_grid(workload, rates, counts, model)
+        row, column = rows.ravel()[picked], columns.ravel()[picked]
+        cells = p99_pairs(workload, rates[column], counts[row], model)
+        close = np.isclose(cells, grid[row, column], rtol=1e-12, atol=0.0)
+        assert close.all(), (
+            f"{model}, {workload}: p99_pairs differs from the grid at {np.flatnonzero(~close)[:5]}"
+        )

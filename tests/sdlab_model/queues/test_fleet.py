@@ -203,3 +203,48 @@ def test_every_policy_is_finite_below_capacity_and_infinite_at_it(policy, cv):
         assert below.p50_ms <= below.p95_ms <= below.p99_ms, "percentiles out of order"
         at = queueing.latency(workload.with_changes(rate_rps=min(500_000, workload.capacity_rps)))
         assert not at.is_stable and math.isinf(at.p99_ms), "at capacity the p99 is infinite"
+
+
+_QUANTILE_CASES = [
+    Workload(
+        rate_rps=rate,
+        replicas=replicas,
+        dynamic_batching=batching_on,
+        gpu=gpu,
+        lb_policy=policy,
+        models_hosted=models,
+        arrival_cv=cv,
+    )
+    for rate, replicas, batching_on, gpu, policy, models, cv in (
+        (200.0, 2, True, False, "round_robin", 1, 1.0),
+        (5_000.0, 10, True, False, "random", 16, 1.0),
+        (25_000.0, 6, True, True, "least_request", 8, 1.0),
+        (3_000.0, 40, False, False, "round_robin", 1, 2.0),
+        (900.0, 3, False, True, "random", 120, 1.0),
+        (60_000.0, 9, True, True, "round_robin", 120, 0.5),
+        (1_500.0, 5, True, False, "central_queue", 3, 3.0),
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("workload", _QUANTILE_CASES, ids=range(len(_QUANTILE_CASES)))
+def test_quantiles_as_cells_of_one_call_equal_one_call_each(workload):
+    """The point model computes p50, p95 and p99 as three cells of one call (a third of the
+    work); each cell must be bit for bit what a call for that quantile alone gives."""
+    rate, replicas = workload.rate_rps / 1000.0, float(workload.replicas)
+    together = queueing._fleet_parts(
+        workload, np.full(3, rate), np.full(3, replicas), np.array(queueing.QUANTILES)
+    )
+    for cell, q in enumerate(queueing.QUANTILES):
+        alone = queueing._fleet_parts(workload, np.array(rate), np.array(replicas), q)
+        for field in ("quantile_ms", "compute_ms", "queue_ms", "mean_batch_size", "saturation"):
+            assert getattr(together, field)[cell] == getattr(alone, field), (
+                f"{workload}, q={q}: {field} {getattr(together, field)[cell]!r} as a cell, "
+                f"{getattr(alone, field)!r} alone"
+            )
+    latency = queueing.latency(workload)
+    p99 = float(together.quantile_ms[-1])
+    # (Where the exact M/D/n solve applies, the point model quotes it instead.)
+    assert latency.p99_ms == p99 or latency.accuracy == "exact", (
+        f"{workload}: the point model's p99 {latency.p99_ms!r} is not the p99 cell {p99!r}"
+    )
