@@ -5,7 +5,7 @@ import streamlit as st
 from sdlab_ui import cache, cards, compare, panels, state
 
 lab = state.current()
-view = cache.lab_view(lab.workload, lab.model)
+view = cache.lab_view(lab.workload, lab.model, lab.residency)
 
 st.title("System Design Lab: real-time model serving")
 st.markdown(
@@ -15,7 +15,7 @@ st.markdown(
 # The p99 and the diagram first, so both are in view on a laptop screen without scrolling.
 panels.headline(view.result, view.sim)
 panels.sticky_summary(view.result, view.sim)
-compare.section(lab.workload, lab.model)
+compare.section(view, lab)
 panels.architecture(view)
 panels.recommended_shape(view.result)
 cards.scenario_cards()

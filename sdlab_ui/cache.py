@@ -21,6 +21,7 @@ import streamlit as st
 from sdlab_model import evaluate
 from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
+from sdlab_model.residency import ResidencyInputs
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, figures, grids
 from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
@@ -28,7 +29,7 @@ from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
 # seven cached calls. Two workloads with equal fields are equal, so the key is as exact.
-_KEY = {Workload: astuple}
+_KEY = {Workload: astuple, ResidencyInputs: astuple}
 SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
     ("CPU, batching off", {"dynamic_batching": False, "gpu": False}),
     ("CPU, batching on", {"dynamic_batching": True, "gpu": False}),
@@ -43,9 +44,11 @@ def assessment(workload: Workload, model: ModelName) -> Assessment:
     return _evaluate(workload, model)
 
 
-def _evaluate(workload: Workload, model: ModelName) -> Assessment:
+def _evaluate(
+    workload: Workload, model: ModelName, residency: ResidencyInputs | None = None
+) -> Assessment:
     with budget.slot(budget.evaluation_lane(workload, model)):
-        return evaluate(workload, model)
+        return evaluate(workload, model, residency)
 
 
 def _grid_key(workload: Workload, axes: tuple[str, str] = grids.DEFAULT_AXES) -> Workload:
@@ -157,29 +160,40 @@ def needs_simulation(queueing: Assessment) -> bool:
 _LAST_VIEW_KEY = "sdlab.last_lab_view"
 
 
-def lab_view(workload: Workload, model: ModelName) -> LabView:
-    """The Lab page's results and figures for ``workload`` under ``model``.
+def lab_view(
+    workload: Workload,
+    model: ModelName,
+    residency: ResidencyInputs | None = None,
+    role: str = "lab",
+) -> LabView:
+    """The Lab page's results and figures for ``workload`` under ``model`` (with the Models and
+    memory page's ``residency`` inputs, which the packing decision uses).
 
     Hashing the arguments is most of what a cache hit costs, so the session keeps the last view
-    and reuses it while the inputs are unchanged (a comparison, not a hash); otherwise one
-    bounded cache lookup serves every section of the page.
+    of each ``role`` (the lab, a pinned design) and reuses it while the inputs are unchanged (a
+    comparison, not a hash); otherwise one bounded cache lookup serves every section of the page.
     """
-    last = st.session_state.get(_LAST_VIEW_KEY)
-    if last is not None and last[0] == (workload, model):
+    residency = residency or ResidencyInputs()
+    memo = f"{_LAST_VIEW_KEY}.{role}"
+    last = st.session_state.get(memo)
+    if last is not None and last[0] == (workload, model, residency):
         return last[1]
-    view = _lab_view(workload, model)
-    st.session_state[_LAST_VIEW_KEY] = ((workload, model), view)
+    view = _lab_view(workload, model, residency)
+    st.session_state[memo] = ((workload, model, residency), view)
     return view
 
 
 @st.cache_resource(max_entries=64, hash_funcs=_KEY, show_spinner=False)
-def _lab_view(workload: Workload, model: ModelName) -> LabView:
+def _lab_view(
+    workload: Workload, model: ModelName, residency: ResidencyInputs | None = None
+) -> LabView:
     """The Lab page's results and figures, built once per inputs and shared read-only.
 
     The evaluations are not cached on their own as well: this cache keeps them, and each extra
     cache a fresh rerun misses costs it a hash, a pickle and a lock.
     """
-    queueing, teaching = _evaluate(workload, "queueing"), _evaluate(workload, "teaching")
+    queueing = _evaluate(workload, "queueing", residency)
+    teaching = _evaluate(workload, "teaching")
     result = queueing if model == "queueing" else teaching
     sim = simulation(workload) if needs_simulation(queueing) else None
     rows = tuple(

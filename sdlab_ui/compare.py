@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from sdlab_model.advice.search import workload_cost
-from sdlab_model.assessment import Assessment, ModelName
+from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, panels, state
@@ -149,14 +149,14 @@ def _table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def section(design_b: Workload, model: ModelName) -> None:
-    """The comparison, drawn only while a design A is pinned."""
+def section(view_b: cache.LabView, lab: state.LabState) -> None:
+    """The comparison, drawn only while a design A is pinned; ``view_b`` is the Lab's own view."""
     design_a = state.pinned()
     if design_a is None:
         return
     st.subheader("Compare: pinned design A against this lab, B")
-    view_a = cache.lab_view(design_a, model)
-    view_b = cache.lab_view(design_b, model)
+    design_b = lab.workload
+    view_a = cache.lab_view(design_a, lab.model, lab.residency, role="pinned")
     side_a, side_b = Side.of(view_a.result, view_a.sim), Side.of(view_b.result, view_b.sim)
     changed = differences(design_a, design_b)
     st.markdown(

@@ -60,7 +60,9 @@ def test_the_lab_builds_its_view_once_per_distinct_inputs(monkeypatch):
     )
     evaluated: list[Workload] = []
     evaluate = cache.evaluate
-    monkeypatch.setattr(cache, "evaluate", lambda w, m: evaluated.append(w) or evaluate(w, m))
+    monkeypatch.setattr(
+        cache, "evaluate", lambda w, m, r=None: evaluated.append(w) or evaluate(w, m, r)
+    )
     query = Workload(rate_rps=432.1, p99_target_ms=77.0).to_strings()  # in no other test
     first = open_app(query)
     first.run()

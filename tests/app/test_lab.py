@@ -17,9 +17,10 @@ from apptest_helpers import (
 
 from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
 from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui.cards import card_key
-from sdlab_ui.state import widget_key
+from sdlab_ui.state import url_params, widget_key
 
 _CARD_FIELDS = (
     "rate_rps",
@@ -294,3 +295,18 @@ def test_the_breakdown_chart_has_no_toolbar_over_its_target_label(lab):
     chart = next(c for c in lab.get("plotly_chart") if c.key == "lab.breakdown")
     config = json.loads(chart.proto.config)
     assert config.get("displayModeBar") is False, f"the breakdown shows plotly's toolbar: {config}"
+
+
+def test_the_labs_packing_decision_uses_the_models_and_memory_inputs():
+    card = next(c for c in SCENARIOS if c.id == "multi-model-scale")
+    query = {**url_params(card.workload(), "queueing"), "model_size_gb": "0.5"}
+    app = open_app(query)
+    assert_no_exception(app)
+    expected = evaluate(card.workload(), "queueing", ResidencyInputs(model_size_gb=0.5))
+    default = evaluate(card.workload(), "queueing")
+    packing = next(r.text for r in expected.reasons if r.id == "packing")
+    assert packing != next(r.text for r in default.reasons if r.id == "packing"), (
+        "the cell was chosen so that the model size changes the packing reason"
+    )
+    shown = " ".join(m.value for m in app.markdown)
+    assert packing in shown, f"the Lab shows another packing reason than the model's: {packing!r}"
