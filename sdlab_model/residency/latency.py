@@ -352,7 +352,11 @@ def _mixture_p99(
     knots_log = np.log([0.5, 0.05, TAIL])
     waits, mean_wait = slot_wait
     keep = (whole_load > 0.0) | (partial_load > 0.0)
-    whole, partial, loads = whole_load[keep], partial_load[keep], load_ms[keep]
+    # Models with the same load time shift the tail alike, so their weights add up: one term per
+    # distinct load time (one in all when every model has one size), not one per model.
+    loads, group = np.unique(load_ms[keep], return_inverse=True)
+    whole = np.bincount(group, weights=whole_load[keep], minlength=loads.size)
+    partial = np.bincount(group, weights=partial_load[keep], minlength=loads.size)
     fractions = (np.arange(_PARTIAL_POINTS) + 0.5) / _PARTIAL_POINTS
     rests = loads[:, None] * fractions[None, :]
 
@@ -369,10 +373,15 @@ def _mixture_p99(
             log_tail = np.maximum(log_tail, np.where(t > p50, slot_log, -np.inf))
         return np.exp(np.minimum(log_tail, 0.0))
 
+    offsets = np.concatenate(([0.0], loads, rests.ravel()))
+    count = loads.size
+
     def tail(t: float) -> float:
-        plain = float(fleet_tail(t))
-        shifted = float(np.sum(whole * fleet_tail(t - loads)))
-        rest = float(np.sum(partial * fleet_tail(t - rests).mean(axis=1)))
+        # One call of fleet_tail for the plain, whole-load and partial-load terms together.
+        values = fleet_tail(t - offsets)
+        plain = float(values[0])
+        shifted = float(np.sum(whole * values[1 : 1 + count]))
+        rest = float(np.sum(partial * values[1 + count :].reshape(count, -1).mean(axis=1)))
         return (1.0 - waiting) * plain + shifted + rest
 
     low = p50
