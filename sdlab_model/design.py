@@ -212,6 +212,18 @@ STAGES: dict[int, Stage] = {
 }
 
 
+# Stage 5 in queueing mode where the residency model finds dedicated replicas cheapest: the
+# original page's shape says "packed", which the numbers beside it would contradict.
+DEDICATED_STAGE_5 = Stage(
+    5,
+    "Multi-model fleet on dedicated replicas + canary rollout",
+    "Many models, each on replicas of its own: here packing them onto shared GPUs costs more "
+    "than it saves (see the packing decision). The gateway routes by model and splits canary "
+    "traffic, and the registry says which version each name serves.",
+    STAGES[5].path,
+)
+
+
 def needs_of(workload: Workload, latency: LatencyResult) -> Needs:
     """The need-flags: utilization and p99 from ``latency``, the rest from the inputs."""
     rate = workload.rate_rps
@@ -691,9 +703,13 @@ def assess(
             )
     if needs.tail_missed or needs.over_capacity:
         meters, reasons = _no_ok_beside_a_failure(meters, reasons)
+    stage = recommend_stage(needs)
+    packing = alternatives.packing if alternatives is not None else None
+    if stage.number == 5 and packing is not None and packing.recommended == "dedicated":
+        stage = DEDICATED_STAGE_5
     return Design(
         needs=needs,
-        stage=recommend_stage(needs),
+        stage=stage,
         node_states=node_states_of(workload, latency, needs),
         flow_states=flow_states_of(needs),
         meters=meters,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from strategies import WORKLOADS as workloads
 from tree import leaves
 
-from sdlab_model import Workload, teaching
+from sdlab_model import SCENARIOS, Workload, evaluate, teaching
 from sdlab_model.architecture import FLOW_STATES, FLOWS, NODE_IDS, NODE_STATES
 from sdlab_model.design import (
     DECISION_STATES,
@@ -183,3 +183,25 @@ def test_meter_status_lines():
     }
     for ratio, status in cases.items():
         assert meter_status(ratio) == status, f"ratio {ratio}: {meter_status(ratio)}"
+
+
+def test_stage_5_says_dedicated_where_the_packing_numbers_say_so():
+    # Card 5 in queueing mode: packing thrashes, so the shape must not say "packed".
+    card = next(c for c in SCENARIOS if c.id == "multi-model-scale")
+    queueing = evaluate(card.workload(), "queueing")
+    assert queueing.packing is not None and queueing.packing.recommended == "dedicated", (
+        "card 5 was chosen because its packing numbers favour dedicated replicas"
+    )
+    assert queueing.stage.number == 5 and "packed" not in queueing.stage.title.lower(), (
+        f"stage {queueing.stage.title!r} contradicts the packing decision beside it"
+    )
+    teaching = evaluate(card.workload(), "teaching")
+    assert teaching.stage.title == "Multi-model packed fleet + canary rollout", (
+        "the teaching model keeps the seed page's shape"
+    )
+    # Where packing is the cheaper placement the seed's packed shape stays.
+    card_4 = next(c for c in SCENARIOS if c.id == "registry-canary")
+    packed = evaluate(card_4.workload().with_changes(replicas=1), "queueing")
+    assert packed.stage.number == 5 and packed.packing is not None, "chosen to land on stage 5"
+    assert packed.packing.recommended == "packed_lru", f"chosen to pack: {packed.packing}"
+    assert packed.stage.title == "Multi-model packed fleet + canary rollout", packed.stage.title
