@@ -20,9 +20,12 @@ from sdlab_model.params import (
     TOGGLE_BY_NAME,
     TOGGLE_INPUTS,
 )
+from sdlab_model.residency.placement import plan_residency
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
 from sdlab_model.simulation.simulator import SimResult, simulate, simulate_grid
 from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
+from sdlab_model.timeline import run_timeline
+from sdlab_model.timeline.canary import plan_rollout
 from sdlab_model.workload import Workload
 
 __all__ = [
@@ -59,6 +62,9 @@ __all__ = [
     "latency",
     "min_replicas_for_target",
     "p99_grid",
+    "plan_residency",
+    "plan_rollout",
+    "run_timeline",
     "simulate",
     "simulate_grid",
     "to_dot",
