@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from streamlit.runtime.scriptrunner.script_runner import ScriptRunner  # noqa: E402
+from script_timing import SCRIPT_SECONDS, time_script_runs  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
@@ -71,35 +71,18 @@ st.file_uploader("Restore a scenario file", type=["json"], key="lab.scenario_upl
 """
 
 
-_script_seconds: list[tuple[float, float]] = []
 _MEASURES = ("server CPU", "server wall", "AppTest wall")
-
-
-def _time_script_runs() -> None:
-    """Record (thread CPU, wall) seconds of every script run in ``_script_seconds``."""
-    original = ScriptRunner._run_script
-
-    def timed(self, *args, **kwargs):
-        cpu_started, wall_started = time.thread_time(), time.perf_counter()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _script_seconds.append(
-                (time.thread_time() - cpu_started, time.perf_counter() - wall_started)
-            )
-
-    ScriptRunner._run_script = timed
 
 
 def _timed_run(app: AppTest) -> tuple[float, float, float]:
     """(server CPU, server wall, AppTest wall) seconds of one rerun."""
-    _script_seconds.clear()
+    SCRIPT_SECONDS.clear()
     started = time.perf_counter()
     app.run(timeout=300)
     wall = time.perf_counter() - started
     if app.exception:
         raise SystemExit(f"the app raised: {[e.message for e in app.exception]}")
-    return (sum(t[0] for t in _script_seconds), sum(t[1] for t in _script_seconds), wall)
+    return (sum(t[0] for t in SCRIPT_SECONDS), sum(t[1] for t in SCRIPT_SECONDS), wall)
 
 
 def _fresh_rates(count: int) -> list[float]:
@@ -125,7 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=100, help="timed reruns per app and mode")
     args = parser.parse_args()
-    _time_script_runs()
+    time_script_runs()
 
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "bare_lab.py"

@@ -29,48 +29,30 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
-from streamlit.runtime.scriptrunner.script_runner import ScriptRunner  # noqa: E402
+from script_timing import SCRIPT_SECONDS, time_script_runs  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP_PATH = ROOT / "app.py"
 TIMELINE_PAGE = "app_pages/timeline.py"
 TARGET_CPU_S = 1.0
-_script_seconds: list[tuple[float, float]] = []
-
-
-def _time_script_runs() -> None:
-    """Record (thread CPU, wall) seconds of every script run in ``_script_seconds``."""
-    original = ScriptRunner._run_script
-
-    def timed(self, *args, **kwargs):
-        cpu_started, wall_started = time.thread_time(), time.perf_counter()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _script_seconds.append(
-                (time.thread_time() - cpu_started, time.perf_counter() - wall_started)
-            )
-
-    ScriptRunner._run_script = timed
 
 
 def _timed(app: AppTest) -> tuple[float, float]:
     """(server CPU, server wall) seconds of one run."""
-    _script_seconds.clear()
+    SCRIPT_SECONDS.clear()
     app.run(timeout=300)
     if app.exception:
         raise SystemExit(f"the page raised: {[e.message for e in app.exception]}")
     charts = {chart.key for chart in app.get("plotly_chart")}
     if not {"timeline.chart", "canary.chart"} <= charts:
         raise SystemExit(f"the page drew {sorted(charts)}, not both charts")
-    return sum(t[0] for t in _script_seconds), sum(t[1] for t in _script_seconds)
+    return sum(t[0] for t in SCRIPT_SECONDS), sum(t[1] for t in SCRIPT_SECONDS)
 
 
 def _new_session() -> AppTest:
@@ -81,12 +63,12 @@ def _new_session() -> AppTest:
 
 def _cold(after_lab: bool) -> None:
     """One fresh-process first load (in a subprocess); prints ``cpu wall``."""
-    _time_script_runs()
+    time_script_runs()
     lab_cpu = 0.0
     if after_lab:
-        _script_seconds.clear()
+        SCRIPT_SECONDS.clear()
         AppTest.from_file(str(APP_PATH), default_timeout=300).run(timeout=300)
-        lab_cpu = sum(t[0] for t in _script_seconds)
+        lab_cpu = sum(t[0] for t in SCRIPT_SECONDS)
     cpu, wall = _timed(_new_session())
     print(f"{lab_cpu:.6f} {cpu:.6f} {wall:.6f}")
 
@@ -112,7 +94,7 @@ def main() -> int:
     after_lab = [run[1:] for run in with_lab]
     lab_first = statistics.median(run[0] for run in with_lab)
     print(f"the Lab page's own first load in a fresh process: server CPU median {lab_first:.3f} s")
-    _time_script_runs()
+    time_script_runs()
     AppTest.from_file(str(APP_PATH), default_timeout=300).run(timeout=300)  # warm this process
     firsts, reruns, fresh = [], [], []
     for repeat in range(args.repeats):

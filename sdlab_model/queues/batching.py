@@ -149,12 +149,7 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
             ta, tau[active], first_share[active], mean[active], sd[active]
         )
         excess = survival - tail
-        la = np.where(excess > 0.0, ta, la)
-        ha = np.where(excess > 0.0, ha, ta)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            newton = ta + excess / density
-        inside = (newton > la) & (newton < ha) & np.isfinite(newton)
-        step = np.where(inside, newton, 0.5 * (la + ha))
+        step, la, ha = _safeguarded_newton(ta, la, ha, excess, density)
         t[active], lo[active], hi[active] = step, la, ha
         # The normal tail is good to ~1e-7 absolute, so a probability within 1e-6 is converged.
         moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
@@ -240,12 +235,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
         w = weight[active]
         excess = np.sum(w * survival, axis=-1) - row_tail[active]
         slope = np.sum(w * density, axis=-1)
-        la = np.where(excess > 0.0, ta, la)
-        ha = np.where(excess > 0.0, ha, ta)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            newton = ta + excess / slope
-        inside = (newton > la) & (newton < ha) & np.isfinite(newton)
-        step = np.where(inside, newton, 0.5 * (la + ha))
+        step, la, ha = _safeguarded_newton(ta, la, ha, excess, slope)
         t[active], lo[active], hi[active] = step, la, ha
         moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
         active = active[moving]
@@ -381,3 +371,19 @@ def batched_latency(
         saturation=saturation,
         is_accurate=accurate,
     )
+
+
+def _safeguarded_newton(t, low, high, excess, slope):
+    """One step of Newton's method on a falling tail, kept inside its bracket.
+
+    ``excess`` is the tail at ``t`` minus the wanted probability: positive means the root lies
+    above ``t``, so ``t`` becomes the bracket's low end (else its high end). The Newton step is
+    taken where it lands inside the bracket, the midpoint otherwise. Returns the new point and
+    bracket.
+    """
+    low = np.where(excess > 0.0, t, low)
+    high = np.where(excess > 0.0, high, t)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        newton = t + excess / slope
+    inside = (newton > low) & (newton < high) & np.isfinite(newton)
+    return np.where(inside, newton, 0.5 * (low + high)), low, high

@@ -1,0 +1,33 @@
+"""Server time of Streamlit script runs, for the benchmarks that drive the app through AppTest.
+
+``time_script_runs()`` wraps ``ScriptRunner._run_script`` (what a server runs per rerun) so that
+every run appends its (thread CPU, wall) seconds to ``SCRIPT_SECONDS``; a benchmark clears the
+list, drives the app, and sums it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+SCRIPT_SECONDS: list[tuple[float, float]] = []
+
+
+def time_script_runs() -> None:
+    """Record (thread CPU, wall) seconds of every script run in ``SCRIPT_SECONDS`` (once)."""
+    original = ScriptRunner._run_script
+    if getattr(original, "_sdlab_timed", False):
+        return
+
+    def timed(self, *args, **kwargs):
+        cpu_started, wall_started = time.thread_time(), time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            SCRIPT_SECONDS.append(
+                (time.thread_time() - cpu_started, time.perf_counter() - wall_started)
+            )
+
+    timed._sdlab_timed = True
+    ScriptRunner._run_script = timed
