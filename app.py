@@ -8,11 +8,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import state
+from sdlab_ui import sockets, state
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 
 st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
+if "sdlab.nodelay" not in st.session_state:  # once per session: its connection is open now
+    st.session_state["sdlab.nodelay"] = sockets.ensure_nodelay()
 page = st.navigation(
     [
         st.Page(_PAGES_DIR / "lab.py", title="Lab", icon=":material/science:", default=True),
@@ -48,6 +50,12 @@ page = st.navigation(
         ),
     ]
 )
-state.render_sidebar()
+# The page before the sidebar: its headline is the first thing a rerun sends, so a visitor sees
+# the new number before the sidebar's widgets are redrawn (the sidebar's values are already in
+# the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
+# when the page fails, so the inputs that led there can be changed.
 state.show_notices()
-page.run()
+try:
+    page.run()
+finally:
+    state.render_sidebar()

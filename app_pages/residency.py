@@ -18,9 +18,9 @@ if not lab.workload.gpu:
         "loaded: turn on GPU acceleration in the sidebar.",
         icon=":material/memory:",
     )
-    st.stop()
-plan = residency_panel.cached_plan(lab.workload, lab.residency)
-residency_panel.summary(plan)
-residency_panel.placements_table(plan)
-residency_panel.simulation_check(plan)
-residency_panel.recommendation(plan)
+else:  # (not st.stop(): the app draws the sidebar after the page, and a stopped run cannot)
+    plan = residency_panel.cached_plan(lab.workload, lab.residency)
+    residency_panel.summary(plan)
+    residency_panel.placements_table(plan)
+    residency_panel.simulation_check(plan)
+    residency_panel.recommendation(plan)

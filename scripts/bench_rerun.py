@@ -51,9 +51,11 @@ from sdlab_ui import state
 
 st.set_page_config(page_title="bare", layout="wide")
 page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
-state.render_sidebar()
 state.show_notices()
-page.run()
+try:
+    page.run()
+finally:
+    state.render_sidebar()
 """
 
 _BARE_PAGE = """

@@ -751,9 +751,11 @@ page = st.navigation([
     st.Page({lab!r}, title="Lab", default=True),
     st.Page({heatmaps!r}, title="Heatmaps", url_path="heatmaps"),
 ])
-state.render_sidebar()
 state.show_notices()
-page.run()
+try:
+    page.run()
+finally:
+    state.render_sidebar()
 """
 _BARE_LAB = """
 import streamlit as st

@@ -206,8 +206,9 @@ def summary_line(result: Assessment, sim: SimSummary | None) -> str:
 def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
     """The summary line at the top of the sidebar, in view while any slider moves.
 
-    Drawn last into the sidebar and moved to its top by CSS (``order``), since the page computes
-    the p99 after the shared sidebar is drawn; ``position: sticky`` keeps it there while the
+    Kept at the sidebar's top by CSS (``order``) wherever it is drawn: the page, which draws it,
+    runs before the shared sidebar today, but a page drawn after it would put it last; and
+    ``position: sticky`` keeps it there while the
     sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
     sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
     rules go on the container's layout wrapper, the child of the sidebar's flex column.)

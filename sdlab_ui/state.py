@@ -444,6 +444,7 @@ def _pin_button() -> None:
 
 def show_notices() -> None:
     """Warn about anything the URL (or a file) asked for that the lab could not take as given."""
+    current()  # a session's first run reads the URL, and its notices, here
     notices = st.session_state.get(_NOTICES_KEY, ())
     for notice in notices[:MAX_NOTICES_SHOWN]:
         st.warning(plain_text(notice), icon=":material/warning:")

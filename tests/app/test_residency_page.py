@@ -14,6 +14,7 @@ from sdlab_model.residency.simulated import simulate_packed
 from sdlab_model.workload import Workload
 from sdlab_ui.figures import ms_text
 from sdlab_ui.residency_panel import SIM_REQUESTS, money
+from sdlab_ui.state import widget_key
 
 RESIDENCY_PAGE = "app_pages/residency.py"
 # Forty models on eight GPU replicas at 1,600 req/s; 1 GB models with 20 ms of fixed load time:
@@ -94,3 +95,16 @@ def test_a_placement_the_model_is_unsure_of_is_simulated_beside_it():
         )
     unstable = [p.label for p in plan.placements if not p.is_stable]
     assert not set(unstable) & set(shown), f"an unstable placement was simulated: {unstable}"
+
+
+def test_without_gpus_the_page_explains_and_the_sidebar_is_still_drawn():
+    """The app draws the sidebar after the page: a page that ended early (``st.stop``) would
+    leave the visitor without the toggle the page asks them to turn on."""
+    app = open_app({"gpu": "0"}, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    assert any("turn on GPU acceleration" in i.value for i in app.info), "no explanation shown"
+    assert app.toggle(key=widget_key("gpu")).value is False, "the sidebar's GPU toggle is missing"
+    assert len(app.sidebar.select_slider) >= 5, "the sidebar's sliders are missing"
+    app.toggle(key=widget_key("gpu")).set_value(True).run()
+    assert_no_exception(app)
+    assert app.dataframe, "turning GPUs on from the sidebar did not bring the placements"
