@@ -32,10 +32,10 @@ def ensure_nodelay() -> int:
         except OSError:  # not a socket, or closed since it was listed
             continue
         try:
-            if sock.family in _TCP_FAMILIES and sock.type == socket.SOCK_STREAM:
-                if not sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    changed += 1
+            is_tcp = sock.family in _TCP_FAMILIES and sock.type == socket.SOCK_STREAM
+            if is_tcp and not sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                changed += 1
         except OSError:
             pass
         finally:

@@ -74,6 +74,7 @@ settings like any other, with a notice."""
 _PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
+ADVANCED_TOGGLE_KEY = _WIDGET_PREFIX + "advanced"
 MODEL_PARAM = "model"
 PIN_PARAM = "a"
 """Marks a pinned design A in the URL; its inputs follow as ``a.<input>``."""
@@ -97,6 +98,7 @@ URL_SIGNIFICANT_DIGITS = 6
 _DEFAULT_STRINGS = Workload().to_strings()
 _DEFAULT_RESIDENCY = ResidencyInputs()
 _DEFAULT_RESIDENCY_STRINGS = _DEFAULT_RESIDENCY.to_strings()
+_ADVANCED_INPUTS = tuple(spec for spec in NUMERIC_INPUTS if spec.advanced)
 RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
 """URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 
@@ -360,9 +362,7 @@ def render_sidebar() -> LabState:
             help="Queueing: an M/D/c queue with Triton's batching rule, checked against a "
             "simulator. Teaching: the original lab's budget heuristic.",
         )
-        with st.expander("Advanced"):
-            for spec in (s for s in NUMERIC_INPUTS if s.advanced):
-                _numeric_widget(spec, state.workload)
+        _advanced_inputs(state.workload)
         st.button(
             "Reset to defaults", key=_WIDGET_PREFIX + "reset", on_click=reset, width="stretch"
         )
@@ -370,6 +370,36 @@ def render_sidebar() -> LabState:
         _pin_button()
     _write_query_params(state)
     return state
+
+
+def _advanced_inputs(workload: Workload) -> None:
+    """The queueing model's advanced inputs, drawn only while their toggle is on.
+
+    Every widget is a message on every rerun of every page, about 0.4 ms of the server's CPU
+    each, and an expander sends its content closed too: hidden behind a toggle, the nine sliders
+    cost nothing until someone opens them. Hidden, they stay in effect, and a line says which
+    differ from their defaults. A session whose link sets one starts with them shown.
+    """
+    differing = [spec for spec in _ADVANCED_INPUTS if getattr(workload, spec.name) != spec.default]
+    if ADVANCED_TOGGLE_KEY not in st.session_state:
+        st.session_state[ADVANCED_TOGGLE_KEY] = bool(differing)
+    shown = st.toggle(
+        "Advanced inputs",
+        key=ADVANCED_TOGGLE_KEY,
+        help="Batch size, workers and instances per replica, GPU speed-up, batching overhead, "
+        "prices and arrival burstiness. They apply whether shown or not.",
+    )
+    if shown:
+        for spec in _ADVANCED_INPUTS:
+            _numeric_widget(spec, workload)
+    elif differing:
+        st.caption(
+            "Advanced, in effect: "
+            + "; ".join(
+                f"{spec.label} {format_value(spec, getattr(workload, spec.name))}"
+                for spec in differing
+            )
+        )
 
 
 def copy_link_button() -> None:

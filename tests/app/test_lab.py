@@ -20,7 +20,7 @@ from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui.cards import card_key
-from sdlab_ui.state import url_params, widget_key
+from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
     "rate_rps",
@@ -153,6 +153,34 @@ def test_value_set_on_one_page_survives_switching_pages(lab):
     assert_no_exception(lab)
     assert sidebar_value(lab, "replicas") == 12, "replicas reset after coming back to the Lab"
     assert lab.query_params["replicas"] == "12", "the URL lost the replicas after switching"
+
+
+def test_advanced_inputs_are_drawn_only_when_asked_for_and_apply_while_hidden(lab):
+    advanced = [spec for spec in NUMERIC_BY_NAME.values() if spec.advanced]
+    keys = {widget_key(spec.name) for spec in advanced}
+
+    def drawn() -> set[str]:
+        return {w.key for w in (*lab.sidebar.select_slider, *lab.sidebar.slider)} & keys
+
+    assert not drawn(), f"advanced sliders drawn with their toggle off: {sorted(drawn())}"
+    lab.toggle(key=ADVANCED_TOGGLE_KEY).set_value(True).run()
+    assert drawn() == keys, f"advanced sliders missing once shown: {sorted(keys - drawn())}"
+    lab.select_slider(key=widget_key("max_batch_size")).set_value(40).run()
+    p99_at_40 = headline_p99(lab)
+    lab.toggle(key=ADVANCED_TOGGLE_KEY).set_value(False).run()
+    assert_no_exception(lab)
+    assert not drawn(), "hiding the advanced inputs left sliders drawn"
+    assert headline_p99(lab) == p99_at_40, "hiding an advanced input changed the p99"
+    assert lab.query_params.get("max_batch_size") in ("40", ["40"]), "the URL lost the value"
+    said = " ".join(c.value for c in lab.sidebar.caption)
+    assert "Max batch size 40" in said, f"no line names the hidden input in effect: {said!r}"
+
+
+def test_a_link_that_sets_an_advanced_input_starts_with_them_shown():
+    app = open_app({"max_batch_size": "64"})
+    assert_no_exception(app)
+    assert app.toggle(key=ADVANCED_TOGGLE_KEY).value is True, "the advanced inputs are hidden"
+    assert sidebar_value(app, "max_batch_size") == 64, "the linked value is not shown"
 
 
 @pytest.mark.parametrize(

@@ -44,14 +44,17 @@ def _assert_in_view(page, where: str) -> None:
     assert shown["seen"], f"{where}: something covers the summary"
 
 
+def _show_advanced_inputs(page) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_text("Advanced inputs", exact=True).click()
+    page.get_by_role("slider", name="Arrival burstiness (CV)").wait_for()
+
+
 def test_summary_stays_in_view_on_a_laptop(chromium_browser, server_url):
     context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
     context.set_default_timeout(60_000)
     try:
         page = _open(context, f"{server_url}/?rate_rps=3000")
-        page.locator(
-            '[data-testid="stSidebar"] summary', has_text="Advanced"
-        ).click()  # the sidebar grows past the screen
+        _show_advanced_inputs(page)  # the sidebar grows past the screen
         page.wait_for_function(IDLE_JS)
         main_scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stMain"]')
         sidebar_scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stSidebarContent"]')
@@ -82,7 +85,7 @@ def test_summary_stays_in_view_in_a_phones_sidebar(chromium_browser, server_url)
     try:
         page = _open(context, f"{server_url}/?rate_rps=3000")
         page.locator('[data-testid="stExpandSidebarButton"]').click()
-        page.locator('[data-testid="stSidebar"] summary', has_text="Advanced").click()
+        _show_advanced_inputs(page)
         page.wait_for_function(IDLE_JS)
         scrolled = page.evaluate(SCROLL_TO_END_JS, '[data-testid="stSidebarContent"]')
         assert scrolled > 500, f"test setup: the drawer scrolled only {scrolled} px"
