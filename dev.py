@@ -174,6 +174,9 @@ def upgrade() -> int:
     return status
 
 
+_WARM_KERNELS = "from sdlab_model.queues.mdc import MdcWait; MdcWait.solve(2, 1.0)"
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["upgrade"]:
         return upgrade()
@@ -183,6 +186,9 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     python = _ensure_environment(REQUIREMENTS[command])
     if command == "run":
+        # Compile the exact M/D/c kernel into numba's disk cache now (a no-op once cached), so
+        # that the first visitor's page does not wait a few seconds for the compiler.
+        subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})
     args = [str(python), "-m", "pytest", *_default_workers(rest), *rest]

@@ -49,6 +49,14 @@ _BEFORE_POLICIES = [
 def test_central_queue_is_the_previous_model_exactly(workload, before):
     central = queueing.latency(workload.with_changes(lb_policy="central_queue", models_hosted=50))
     now = (central.p50_ms, central.p95_ms, central.p99_ms, central.accuracy)
+    if central.accuracy == "exact":
+        # 2026-12-01: the exact M/D/c solve moved from a dense LU solve to GTH state reduction
+        # (branch mdcfast); its pmf agrees to 1e-12, so its quantiles to ~1e-13 relative.
+        assert now[:3] == pytest.approx(before[:3], rel=1e-12, abs=0.0), (
+            f"central queue moved: {now} vs {before}"
+        )
+        assert (central.accuracy, central.mean_batch_size) == before[3:], f"{now} vs {before}"
+        return
     assert (*now, central.mean_batch_size) == before, f"central queue moved: {now} vs {before}"
 
 
