@@ -12,6 +12,7 @@ mutated after they are built (``figures.PreparedFigure``), so sharing one is saf
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import astuple, dataclass, replace
 
 import numpy as np
@@ -23,7 +24,7 @@ from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, figures, grids
+from sdlab_ui import budget, figures, grids, report
 from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
@@ -222,6 +223,33 @@ def distribution_figure(workload: Workload) -> go.Figure | None:
             sim.cdf_latency_ms, sim.cdf_share, workload.p99_target_ms, p99s
         )
     )
+
+
+_SVG_SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
+_UNSAFE_SVG = re.compile(r"<script|<foreignObject|javascript:|\son[a-z]+\s*=", re.IGNORECASE)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def diagram_svg(dot: str) -> str | None:
+    """The architecture diagram drawn on the server by Graphviz's ``dot``, sized to its column;
+    None where ``dot`` is missing or fails (the page then lets the browser draw the DOT). It is
+    shown as Markdown's raw HTML: ``st.html`` sanitizes with DOMPurify's HTML profile, which
+    drops SVG.
+
+    Drawn here, a diagram whose numbers changed is an SVG swapped into the page. Drawn in the
+    browser (``st.graphviz_chart``), every change is a fresh layout in d3-graphviz's WebAssembly
+    Graphviz: measured at ~110 ms of the renderer's CPU per Lab rerun, the largest client cost.
+    ``dot`` runs as its own process (~17 ms), so it uses the server's other core, not the GIL.
+    """
+    with budget.slot(budget.WORK):
+        svg = report.architecture_svg(dot)
+    if svg is None or _UNSAFE_SVG.search(svg):  # Graphviz writes none of these; refuse if it did
+        return None
+    # The drawing's own size in points becomes the column's width, in proportion (viewBox).
+    svg = _SVG_SIZE.sub('<svg width="100%" style="height: auto; max-width: 100%"', svg, count=1)
+    # One line, and no "$": Markdown passes a one-line HTML block through untouched, and a pair
+    # of dollar signs elsewhere in a page's Markdown would start a formula.
+    return " ".join(svg.split()).replace("$", "&#36;")
 
 
 VERIFY_RATE_CELLS = 32

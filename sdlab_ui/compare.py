@@ -171,9 +171,9 @@ def section(view_b: cache.LabView, lab: state.LabState) -> None:
         st.caption("B is the same design as A: change an input in the sidebar to compare.")
     left, right = st.columns(2)
     left.markdown("**A**")
-    left.graphviz_chart(panels.diagram_dot(view_a.result), width="stretch")
+    panels.draw_diagram(left, panels.diagram_dot(view_a.result))
     right.markdown("**B**")
-    right.graphviz_chart(panels.diagram_dot(view_b.result), width="stretch")
+    panels.draw_diagram(right, panels.diagram_dot(view_b.result))
     buttons = st.columns(2)
     buttons[0].button(
         "Swap: make A the lab, pin B", key="sdlab.compare.swap", on_click=state.swap_pinned

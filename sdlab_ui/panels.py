@@ -1,7 +1,8 @@
 """The Lab page's sections, each drawn from an ``Assessment`` (and a simulation summary).
 
 Text shown here comes from the model (stage titles, meter and decision texts, reasons), never
-from a visitor, and is rendered as Markdown without HTML.
+from a visitor, and is rendered as Markdown without HTML (but for the diagram's SVG, which
+Graphviz draws from the model's own text).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import functools
 import math
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from sdlab_model import scenario_file
 from sdlab_model.advice.search import workload_cost
@@ -52,6 +54,8 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
 
 
 _DIAGRAM_KEY = "sdlab.diagram"
+DIAGRAM_CLASS = "sdlab-diagram"
+"""The class of the element holding the server-drawn diagram (tests find it by this)."""
 # Streamlit's badge colours for the node states (the diagram's own fills are pastel versions).
 _STATE_BADGE = {
     "ok": "green",
@@ -106,11 +110,12 @@ def _load_text(utilization: float) -> str:
 def architecture(view: cache.LabView) -> None:
     """The diagram, full width, with numbers on its nodes; its legend as a caption below.
 
-    When the diagram changes it is drawn afresh, not updated in place. Updating in place makes
-    the browser's d3-graphviz tween every edge, sampling each path at every pixel of its length
-    (``getPointAtLength``): measured at ~190 ms of the renderer's CPU per Lab rerun, the largest
-    single client cost. A chart's identity is its position on the page, so a changed diagram
-    moves one slot down or up (an empty slot takes the other place) and mounts as a new chart.
+    Drawn on the server as SVG where Graphviz is installed (``cache.diagram_svg``). Otherwise the
+    browser draws the DOT, and a changed diagram is drawn afresh, not updated in place: updating
+    in place makes d3-graphviz tween every edge, sampling each path at every pixel of its length
+    (``getPointAtLength``), measured at ~190 ms of the renderer's CPU per Lab rerun. A chart's
+    identity is its position on the page, so a changed diagram moves one slot down or up (an
+    empty slot takes the other place) and mounts as a new chart.
     """
     result = view.result
     inputs = (result.workload, result.model)
@@ -118,16 +123,35 @@ def architecture(view: cache.LabView) -> None:
     dot = last_dot
     if inputs != last_inputs:
         dot = diagram_dot(result)
-    if last_dot is not None and last_dot != dot:
-        slot = 1 - slot
-    st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
-    if slot:
-        st.empty()
-    st.graphviz_chart(dot, width="stretch")
+    if draw_server_diagram(dot):
+        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+    else:  # no Graphviz on the server: the browser lays the DOT out
+        if last_dot is not None and last_dot != dot:
+            slot = 1 - slot
+        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+        if slot:
+            st.empty()
+        st.graphviz_chart(dot, width="stretch")
     states = " ".join(
         f":{_STATE_BADGE[state]}-badge[{state}] {meaning}" for state, meaning in legend_entries()
     )
     st.caption(f"Boxes: {states}  \nArrows: " + " · ".join(FLOW_LEGEND))
+
+
+def draw_server_diagram(dot: str, where: DeltaGenerator | None = None) -> bool:
+    """Draw ``dot`` as the server's SVG (in ``where``, or the page); False without Graphviz."""
+    svg = cache.diagram_svg(dot)
+    if svg is None:
+        return False
+    html = f'<div class="{DIAGRAM_CLASS}">{svg}</div>'  # Graphviz's SVG of the model's own text
+    (st if where is None else where).markdown(html, unsafe_allow_html=True)
+    return True
+
+
+def draw_diagram(where: DeltaGenerator, dot: str) -> None:
+    """Draw ``dot`` in ``where``: the server's SVG, or the browser's layout without Graphviz."""
+    if not draw_server_diagram(dot, where):
+        where.graphviz_chart(dot, width="stretch")
 
 
 def recommended_shape(result: Assessment) -> None:

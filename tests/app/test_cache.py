@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import cache, simulation
+from sdlab_ui import cache, report, simulation
 
 
 @pytest.fixture
@@ -69,3 +71,19 @@ def test_the_lab_builds_its_view_once_per_distinct_inputs(monkeypatch):
     open_app(query)  # another visitor, same lab
     assert len(built) == 1, f"the breakdown was built {len(built)} times for one lab"
     assert len(evaluated) == 2, f"{len(evaluated)} evaluations for one lab: one per model"
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_the_server_drawn_diagram_escapes_its_labels():
+    hostile = 'digraph { a [label="<script>alert(1)</script> $1 and $2" onclick="x()"] }'
+    svg = cache.diagram_svg(hostile)
+    assert svg is not None and svg.startswith('<svg width="100%"'), f"no SVG: {svg!r:.80}"
+    assert "<script" not in svg and "onclick" not in svg, "a label became markup"
+    assert "&lt;script&gt;" in svg and "$" not in svg, "the label's text was not escaped"
+    assert "\n" not in svg, "a line break would end Markdown's HTML block"
+
+
+def test_an_svg_holding_a_script_or_handler_is_refused(monkeypatch):
+    for unsafe in ("<svg><script>x()</script></svg>", '<svg><g onload="x()"></g></svg>'):
+        monkeypatch.setattr(report, "architecture_svg", lambda dot, svg=unsafe: svg)
+        assert cache.diagram_svg(f"digraph {{ /* {unsafe} */ }}") is None, f"{unsafe} was kept"

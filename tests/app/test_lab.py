@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from apptest_helpers import (
@@ -19,7 +20,9 @@ from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_fil
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
+from sdlab_ui import cache, report
 from sdlab_ui.cards import card_key
+from sdlab_ui.panels import DIAGRAM_CLASS
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
@@ -47,13 +50,40 @@ def test_lab_renders_every_section(lab):
     comparison = _model_comparison(lab)
     for row in ("**Teaching model**", "**Queueing model**"):
         assert row in comparison, f"the model comparison lacks the row {row}"
-    assert len(lab.get("graphviz_chart")) == 1, "the architecture diagram is missing"
+    assert len(_diagrams(lab)) == 1, "the architecture diagram is missing"
     assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
     downloads = {button.key for button in lab.get("download_button")}
     assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
         f"the Lab's downloads are {downloads}: scenario file, HTML report and Markdown expected"
     )
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
+
+
+def _diagrams(app) -> list[str]:
+    """Each architecture diagram on the page: the server's SVG, or the DOT the browser lays out."""
+    drawn = [m.value for m in app.markdown if DIAGRAM_CLASS in m.value]
+    return drawn + [chart.proto.spec for chart in app.get("graphviz_chart")]
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_the_server_draws_the_diagram_with_this_labs_numbers():
+    app = open_app({"rate_rps": "1234"})
+    (drawn,) = _diagrams(app)
+    assert drawn.startswith(f'<div class="{DIAGRAM_CLASS}"><svg width="100%"'), drawn[:80]
+    assert "1.23k req/s" in drawn, "the SVG lacks this lab's rate"
+    assert not app.get("graphviz_chart"), "the browser was also asked to draw the diagram"
+
+
+def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch):
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
+    cache.diagram_svg.clear()
+    app = open_app({"rate_rps": "1234"})
+    assert_no_exception(app)
+    charts = app.get("graphviz_chart")
+    assert len(charts) == 1, f"{len(charts)} browser-drawn diagrams without Graphviz"
+    assert charts[0].proto.spec.startswith("digraph"), "the chart is not the diagram's DOT"
+    assert not [m for m in app.markdown if DIAGRAM_CLASS in m.value], "an SVG was drawn"
+    cache.diagram_svg.clear()
 
 
 def _model_comparison(app) -> str:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, PLOTLY
 
 from sdlab_model import SCENARIOS, evaluate
 
@@ -20,9 +21,6 @@ SCREENSHOT = (
     if os.environ.get("SDLAB_UPDATE_SCREENSHOT") == "1"
     else ROOT / "test-artifacts" / "screenshot.png"
 )
-EXCEPTION = '[data-testid="stException"]'
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
-PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 
 
 def _open(page, url: str) -> None:

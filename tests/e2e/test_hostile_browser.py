@@ -5,10 +5,10 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_selectors import DIAGRAM_SVG
 
 pytestmark = pytest.mark.e2e
 
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
 HOSTILE_KEYS = ["https://evil.example/login", "www.evil.example/x", "mailto:victim@evil.example"]
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, PLOTLY
 
 pytestmark = pytest.mark.e2e
 
@@ -19,9 +20,6 @@ PAGES = {"lab": "", "heatmaps": "/heatmaps", "tradeoffs": "/tradeoffs"}
 LAPTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MIN_DIAGRAM_TEXT_PX = 11
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
-PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
-EXCEPTION = '[data-testid="stException"]'
 # The heatmap's target colour (sdlab_ui.figures.TARGET_COLOUR, #dc2626) as the browser reports it.
 TARGET_RGB = "rgb(220, 38, 38)"
 
@@ -62,8 +60,8 @@ def test_the_page_follows_the_systems_colour_scheme(chromium_browser, server_url
     assert menu == 1, "the settings menu (theme choice) is hidden"
 
 
-_DIAGRAM_JS = """() => {
-    const svg = document.querySelector('[data-testid="stGraphVizChart"] svg');
+_DIAGRAM_JS = """selector => {
+    const svg = document.querySelector(selector);
     const texts = [...svg.querySelectorAll('text')];
     // A text's drawn size: its font size in SVG units times the SVG's scale on screen.
     const px = texts.map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
@@ -81,7 +79,7 @@ def test_diagram_is_legible_and_beside_the_p99_without_scrolling(chromium_browse
     context = _context(chromium_browser, LAPTOP)
     page = context.new_page()
     _open(page, server_url, "lab")
-    measured = page.evaluate(_DIAGRAM_JS)
+    measured = page.evaluate(_DIAGRAM_JS, DIAGRAM_SVG)
     context.close()
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "diagram-1440x900.json").write_text(json.dumps(measured, indent=2))

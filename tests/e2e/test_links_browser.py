@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS
 
 pytestmark = pytest.mark.e2e
-
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
-EXCEPTION = '[data-testid="stException"]'
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
 def _open(page, url: str) -> None:
@@ -123,7 +120,7 @@ def test_pin_a_design_change_it_and_see_both_side_by_side(lab_page, server_url):
     heading.wait_for()
     # The Lab's own diagram plus one for each of A and B.
     lab_page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=\"stGraphVizChart\"] svg').length === 3"
+        "selector => document.querySelectorAll(selector).length === 3", arg=DIAGRAM_SVG
     )
     table = lab_page.locator("table", has_text="A (pinned)")
     assert table.count() == 1, "the comparison table is not on the page"

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import urlparse
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
+from websockets.sync.client import connect
 
 RUN_TIMEOUT_S = 120
 
 
-async def _elements_of_first_run(url: str) -> list[tuple[str, str]]:
+def _elements_of_first_run(url: str) -> list[tuple[str, str]]:
     """(element type, label) of every element the Lab's first run sends, in the order sent."""
     host = urlparse(url).netloc
-    async with connect(
+    with connect(
         f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=url, max_size=None
     ) as socket:
         request = BackMsg()
         request.rerun_script.query_string = ""
-        await socket.send(request.SerializeToString())
+        socket.send(request.SerializeToString())
         sent: list[tuple[str, str]] = []
         while True:
             reply = ForwardMsg()
-            reply.ParseFromString(await asyncio.wait_for(socket.recv(), RUN_TIMEOUT_S))
+            reply.ParseFromString(socket.recv(timeout=RUN_TIMEOUT_S))
             kind = reply.WhichOneof("type")
             if kind == "script_finished":
                 return sent
@@ -36,13 +35,13 @@ async def _elements_of_first_run(url: str) -> list[tuple[str, str]]:
 
 def test_the_headline_p99_is_sent_before_the_sidebar(server_url):
     """The page runs before the shared sidebar, so a rerun's new p99 reaches the visitor before
-    some twenty sidebar widgets are redrawn; the sidebar is still drawn in the same run."""
-    sent = asyncio.run(_elements_of_first_run(server_url))
+    the sidebar's widgets are redrawn; the sidebar is still drawn in the same run."""
+    sent = _elements_of_first_run(server_url)
     kinds = [kind for kind, _ in sent]
     headline = next((i for i, (kind, label) in enumerate(sent) if label == "p99"), None)
     assert headline is not None, f"no headline p99 metric among {kinds}"
     sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
-    assert len(sliders) >= 10, f"the sidebar's sliders were not drawn: {kinds}"
+    assert len(sliders) >= 5, f"the sidebar's sliders were not drawn: {kinds}"
     assert headline < sliders[0], (
         f"the headline p99 is element {headline}, after the first sidebar slider ({sliders[0]})"
     )

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from browser_selectors import DIAGRAM_SVG, IDLE_JS
 
 from sdlab_ui.report import SECTIONS
 
 pytestmark = pytest.mark.e2e
-
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
 def test_the_html_report_opens_offline_with_every_section(chromium_browser, server_url, tmp_path):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from browser_selectors import DIAGRAM_SVG, IDLE_JS
 
 pytestmark = pytest.mark.e2e
 
-DIAGRAM_SVG = '[data-testid="stGraphVizChart"] svg'
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 SUMMARY = ".st-key-sdlab-summary"
 # Where the summary is on screen, and whether it is what a person sees there (not covered).
 SUMMARY_IN_VIEW_JS = """() => {

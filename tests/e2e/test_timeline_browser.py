@@ -4,11 +4,9 @@ raises nothing."""
 from __future__ import annotations
 
 import pytest
+from browser_selectors import EXCEPTION, PLOTLY
 
 pytestmark = pytest.mark.e2e
-
-PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
-EXCEPTION = '[data-testid="stException"]'
 
 
 def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):

@@ -1,0 +1,8 @@
+"""What the browser tests look for on a page, in one place."""
+
+DIAGRAM_SVG = '.sdlab-diagram svg, [data-testid="stGraphVizChart"] svg'
+"""The architecture diagram: drawn on the server as SVG, or by the browser without Graphviz."""
+EXCEPTION = '[data-testid="stException"]'
+PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+"""True once no script run is in progress (Streamlit's running-man widget is gone)."""
