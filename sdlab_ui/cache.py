@@ -144,7 +144,10 @@ class LabView:
     """The simulation where every rerun needs it: the queueing model calls itself approximate
     here, so the headline shows the simulated p99. Elsewhere None, and ``simulated`` runs it when
     someone asks (the accuracy check, a report): it is most of a fresh rerun's cost."""
-    breakdown: go.Figure
+    breakdown_rows: tuple[tuple[str, float, float, float], ...]
+    """(model, compute, batch formation wait, queueing) in ms, the shown model first."""
+    breakdown_svg: str
+    """The breakdown chart the Lab shows (``figures.latency_breakdown_svg`` of the rows)."""
 
     def simulated(self) -> SimSummary:
         """The simulation of this workload, run now if the view was built without it."""
@@ -204,8 +207,8 @@ def _lab_view(
         else (f"{r.model} model", math.inf, math.inf, math.inf)
         for r in ((result, teaching) if model == "queueing" else (result, queueing))
     )
-    breakdown = figures.PreparedFigure(figures.latency_breakdown_spec(rows, workload.p99_target_ms))
-    return LabView(result, queueing, teaching, sim, breakdown)
+    breakdown = figures.latency_breakdown_svg(rows, workload.p99_target_ms)
+    return LabView(result, queueing, teaching, sim, rows, breakdown)
 
 
 @st.cache_resource(max_entries=16, hash_funcs=_KEY, show_spinner=False)

@@ -8,6 +8,7 @@ own grey layer rather than as a very large colour value.
 from __future__ import annotations
 
 import functools
+import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -483,7 +484,7 @@ def latency_breakdown_spec(
     A plain figure spec (see ``PreparedFigure``): plotly's validation of these few bars cost
     ~12 ms, most of what drawing a fresh Lab's chart costs the server.
     """
-    parts = (("compute", "#2563eb"), ("batch formation wait", "#f59e0b"), ("queueing", "#ef4444"))
+    parts = BREAKDOWN_PARTS
     stable_rows = [row for row in rows if all(math.isfinite(v) for v in row[1:])]
     unstable_labels = [row[0] for row in rows if row not in stable_rows]
     traces = [
@@ -537,6 +538,102 @@ def latency_breakdown_spec(
         "legend": {"orientation": "h", "y": -0.45},
     }
     return {"data": traces, "layout": layout}
+
+
+BREAKDOWN_PARTS = (
+    ("compute", "#2563eb"),
+    ("batch formation wait", "#f59e0b"),
+    ("queueing", "#ef4444"),
+)
+"""The breakdown's stacked parts, in order, and their colours (the same in both drawings)."""
+_SVG_WIDTH, _SVG_LABELS, _SVG_RIGHT = 800.0, 130.0, 20.0
+_SVG_ROW, _SVG_TOP = 34.0, 26.0
+
+
+def latency_breakdown_svg(rows: Sequence[tuple[str, float, float, float]], target_ms: float) -> str:
+    """``latency_breakdown_spec``'s chart as one line of SVG, for the Lab page.
+
+    The same stacked bars (one per model: compute, batch formation wait and queueing, adding up
+    to that model's p99), the target as a dashed line, an axis in ms and a legend; each part
+    names its value in a tooltip, and an unstable model's row says so instead of a bar. Text and
+    axis use ``currentColor``, so the chart follows the page's light or dark theme. Drawn as
+    SVG, a change of numbers costs the browser a swap of markup; a plotly chart re-rendered on
+    every change cost ~80 ms of the renderer's CPU (issue 13).
+    """
+    plot_width = _SVG_WIDTH - _SVG_LABELS - _SVG_RIGHT
+    totals = [sum(row[1:]) for row in rows if all(math.isfinite(v) for v in row[1:])]
+    top = max([target_ms, *totals]) * 1.08
+    step = _tick_step(top)
+    scale = plot_width / top
+
+    def x(value_ms: float) -> float:
+        return _SVG_LABELS + value_ms * scale
+
+    height = _SVG_TOP + _SVG_ROW * len(rows) + 64
+    axis_y = _SVG_TOP + _SVG_ROW * len(rows) + 4
+    parts = []
+    ticks = [step * k for k in range(int(top / step) + 1)]
+    for tick in ticks:
+        parts.append(
+            f'<line x1="{x(tick):.1f}" y1="{_SVG_TOP - 4:.0f}" x2="{x(tick):.1f}" '
+            f'y2="{axis_y:.0f}" stroke="currentColor" stroke-opacity="0.12"/>'
+            f'<text x="{x(tick):.1f}" y="{axis_y + 16:.0f}" text-anchor="middle" '
+            f'font-size="12" fill="currentColor" fill-opacity="0.75">{_e(f"{tick:g}")}</text>'
+        )
+    for index, (label, *values) in enumerate(rows):
+        y = _SVG_TOP + _SVG_ROW * index
+        parts.append(
+            f'<text x="{_SVG_LABELS - 8:.0f}" y="{y + 17:.0f}" text-anchor="end" font-size="13" '
+            f'fill="currentColor">{_e(label)}</text>'
+        )
+        if not all(math.isfinite(v) for v in values):
+            parts.append(
+                f'<text x="{_SVG_LABELS + 4:.0f}" y="{y + 17:.0f}" font-size="13" '
+                'fill="currentColor">unstable (∞): arrivals exceed capacity</text>'
+            )
+            continue
+        start = 0.0
+        for (part, colour), value in zip(BREAKDOWN_PARTS, values, strict=True):
+            parts.append(
+                f'<rect x="{x(start):.2f}" y="{y + 3:.0f}" width="{value * scale:.2f}" '
+                f'height="{_SVG_ROW - 10:.0f}" fill="{colour}"><title>'
+                f"{_e(label)}: {part} {_e(ms_text(value))}</title></rect>"
+            )
+            start += value
+    line_x = x(target_ms)
+    parts.append(
+        f'<line x1="{line_x:.2f}" y1="{_SVG_TOP - 6:.0f}" x2="{line_x:.2f}" y2="{axis_y:.0f}" '
+        f'stroke="{TARGET_COLOUR}" stroke-width="2" stroke-dasharray="6 4"/>'
+        f'<text x="{line_x:.2f}" y="{_SVG_TOP - 10:.0f}" text-anchor="middle" font-size="12" '
+        f'fill="{TARGET_COLOUR}">target {_e(ms_text(target_ms))}</text>'
+        f'<text x="{_SVG_LABELS + plot_width / 2:.0f}" y="{axis_y + 34:.0f}" '
+        'text-anchor="middle" font-size="12" fill="currentColor" fill-opacity="0.75">'
+        "ms of the p99</text>"
+    )
+    legend_x = _SVG_LABELS
+    for part, colour in BREAKDOWN_PARTS:
+        parts.append(
+            f'<rect x="{legend_x:.0f}" y="{axis_y + 44:.0f}" width="12" height="12" '
+            f'fill="{colour}"/><text x="{legend_x + 17:.0f}" y="{axis_y + 54:.0f}" '
+            f'font-size="12" fill="currentColor">{part}</text>'
+        )
+        legend_x += 30 + 7.2 * len(part)
+    return (
+        f'<svg width="100%" viewBox="0 0 {_SVG_WIDTH:.0f} {height:.0f}" role="img" '
+        f'aria-label="Where each model\'s p99 goes" style="height: auto; max-width: 100%" '
+        f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>'
+    )
+
+
+def _tick_step(top: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) giving five to twelve ticks up to ``top``."""
+    rough = top / 8
+    power = 10 ** math.floor(math.log10(rough))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
 
 
 def latency_breakdown(

@@ -272,13 +272,19 @@ def _unstable_text(result: Assessment) -> str:
     return text
 
 
+BREAKDOWN_CLASS = "sdlab-breakdown"
+
+
 def breakdown(view: cache.LabView) -> None:
     """Where each model's p99 goes: compute, batch formation, queueing.
 
-    Without plotly's toolbar: on a phone it sat over the "target" label, and two bars need no
-    zoom or pan.
+    An SVG the server draws from the numbers (``figures.latency_breakdown_svg``), not a plotly
+    chart: two bars need no zoom or pan, and the browser swaps the markup instead of running
+    plotly on every change.
     """
-    st.plotly_chart(view.breakdown, key="lab.breakdown", config={"displayModeBar": False})
+    st.markdown(
+        f'<div class="{BREAKDOWN_CLASS}">{view.breakdown_svg}</div>', unsafe_allow_html=True
+    )
 
 
 def meter_bar(ratio: float, cells: int = 10) -> str:

@@ -34,6 +34,7 @@ from sdlab_model.sources import (
     TEACHING_ASSUMPTIONS,
     TRADEOFF_BY_DECISION,
 )
+from sdlab_ui import figures
 from sdlab_ui.figures import ms_text, rate_text
 from sdlab_ui.simulation import SimSummary
 from sdlab_ui.widgets import format_value
@@ -104,7 +105,10 @@ def html_report(
 ) -> str:
     """The whole report as one HTML document that opens without a network."""
     result = view.result
-    charts = _charts((view.breakdown, heatmap))
+    breakdown = figures.PreparedFigure(
+        figures.latency_breakdown_spec(view.breakdown_rows, result.workload.p99_target_ms)
+    )
+    charts = _charts((breakdown, heatmap))
     body = [
         f"<h1>sdlab design report: {_e(result.stage.title)}</h1>",
         f'<p class="note">{_e(_model_line(result))} Reopen this lab in sdlab with the query '

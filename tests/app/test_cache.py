@@ -54,11 +54,11 @@ def test_the_lab_builds_its_view_once_per_distinct_inputs(monkeypatch):
     from sdlab_ui import figures
 
     built: list[float] = []
-    spec = figures.latency_breakdown_spec
+    draw = figures.latency_breakdown_svg
     monkeypatch.setattr(
         figures,
-        "latency_breakdown_spec",
-        lambda rows, target: built.append(target) or spec(rows, target),
+        "latency_breakdown_svg",
+        lambda rows, target: built.append(target) or draw(rows, target),
     )
     evaluated: list[Workload] = []
     evaluate = cache.evaluate

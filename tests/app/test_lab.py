@@ -22,7 +22,8 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, report
 from sdlab_ui.cards import card_key
-from sdlab_ui.panels import DIAGRAM_CLASS
+from sdlab_ui.figures import ms_text
+from sdlab_ui.panels import BREAKDOWN_CLASS, DIAGRAM_CLASS
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
@@ -51,7 +52,8 @@ def test_lab_renders_every_section(lab):
     for row in ("**Teaching model**", "**Queueing model**"):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(_diagrams(lab)) == 1, "the architecture diagram is missing"
-    assert len(lab.get("plotly_chart")) == 1, "the breakdown is missing (or the closed CDF drawn)"
+    assert not lab.get("plotly_chart"), "a plotly chart is drawn (the CDF's panel is closed)"
+    assert any(BREAKDOWN_CLASS in m.value for m in lab.markdown), "the breakdown is missing"
     downloads = {button.key for button in lab.get("download_button")}
     assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
         f"the Lab's downloads are {downloads}: scenario file, HTML report and Markdown expected"
@@ -120,11 +122,11 @@ def test_latency_cdf_is_drawn_once_its_panel_is_open():
 
     app = open_app()
     app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
-    assert len(app.get("plotly_chart")) == 1, "the CDF is drawn while its panel is closed"
+    assert not app.get("plotly_chart"), "the CDF is drawn while its panel is closed"
     app.session_state["lab.distribution_open"] = True
     app.run()
     assert_no_exception(app)
-    assert len(app.get("plotly_chart")) == 2, "opening the CDF panel did not draw the CDF"
+    assert len(app.get("plotly_chart")) == 1, "opening the CDF panel did not draw the CDF"
 
 
 @pytest.mark.parametrize("card", SCENARIOS, ids=[card.id for card in SCENARIOS])
@@ -349,10 +351,13 @@ def test_overload_reads_unstable_infinity_in_both_models(model):
         )
 
 
-def test_the_breakdown_chart_has_no_toolbar_over_its_target_label(lab):
-    chart = next(c for c in lab.get("plotly_chart") if c.key == "lab.breakdown")
-    config = json.loads(chart.proto.config)
-    assert config.get("displayModeBar") is False, f"the breakdown shows plotly's toolbar: {config}"
+def test_the_breakdown_is_drawn_from_this_labs_numbers(lab):
+    (drawn,) = [m.value for m in lab.markdown if BREAKDOWN_CLASS in m.value]
+    result = evaluate(Workload(), "queueing")
+    for part, value in (("compute", result.compute_ms), ("queueing", result.queue_ms)):
+        said = f"queueing model: {part} {ms_text(value)}</title>"
+        assert said in drawn, f"the breakdown lacks {said!r}"
+    assert f"target {ms_text(result.workload.p99_target_ms)}" in drawn, "no target line label"
 
 
 def test_the_labs_packing_decision_uses_the_models_and_memory_inputs():

@@ -1,0 +1,55 @@
+"""The Lab's breakdown as SVG (``figures.latency_breakdown_svg``): its geometry is its numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from sdlab_ui.figures import BREAKDOWN_PARTS, latency_breakdown_svg
+
+ROWS = [("Queueing model", 20.0, 5.0, 3.5), ("Teaching model", 20.0, 2.5, 12.0)]
+TARGET_MS = 100.0
+
+
+def _bars(svg: str) -> list[tuple[float, float, str]]:
+    """(x, width, fill) of each stacked part (the legend's swatches have no tooltip)."""
+    return [
+        (float(x), float(width), fill)
+        for x, width, fill in re.findall(
+            r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="(#\w+)"><title>',
+            svg,
+        )
+    ]
+
+
+def test_each_part_is_as_wide_as_its_share_and_the_target_sits_at_its_value():
+    svg = latency_breakdown_svg(ROWS, TARGET_MS)
+    bars = _bars(svg)
+    assert len(bars) == 6, f"expected three parts per model, found {len(bars)}"
+    assert [fill for _, _, fill in bars] == [c for _, c in BREAKDOWN_PARTS] * 2, "parts misordered"
+    values = [v for row in ROWS for v in row[1:]]
+    scale = bars[0][1] / values[0]
+    for (_, width, _), value in zip(bars, values, strict=True):
+        assert math.isclose(width, value * scale, rel_tol=1e-3), f"{value} ms drawn {width} wide"
+    origin = bars[0][0]
+    for row in range(2):
+        first, second, third = bars[3 * row : 3 * row + 3]
+        assert math.isclose(first[0], origin, abs_tol=0.01), "a bar does not start at 0 ms"
+        assert math.isclose(second[0], first[0] + first[1], abs_tol=0.02), "parts do not stack"
+        assert math.isclose(third[0], second[0] + second[1], abs_tol=0.02), "parts do not stack"
+    (target_x,) = re.findall(r'<line x1="([\d.]+)"[^>]*stroke-dasharray', svg)
+    assert math.isclose(float(target_x), origin + TARGET_MS * scale, rel_tol=1e-3), (
+        "the target line is not at the target"
+    )
+    assert "Teaching model: queueing 12 ms</title>" in svg, "a part's tooltip lacks its value"
+
+
+def test_an_unstable_model_says_so_instead_of_a_bar_and_text_is_escaped():
+    svg = latency_breakdown_svg(
+        [("<b>Queueing</b> model", 20.0, 5.0, math.inf), ("Teaching model", 20.0, 2.5, 12.0)],
+        TARGET_MS,
+    )
+    assert len(_bars(svg)) == 3, "an unstable model was drawn as a bar"
+    assert "unstable (∞): arrivals exceed capacity" in svg, "the unstable row says nothing"
+    assert "<b>" not in svg and "&lt;b&gt;" in svg, "a label became markup"
+    assert "\n" not in svg and "$" not in svg, "Markdown would not pass the SVG through as is"
