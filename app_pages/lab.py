@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from sdlab_ui import cache, cards, compare, panels, state
+from sdlab_ui import cache, cards, compare, figures, panels, state
 
 lab = state.current()
 view = cache.lab_view(lab.workload, lab.model, lab.residency)
@@ -27,3 +27,4 @@ panels.reasons(view.result)
 panels.accuracy(view)
 panels.report_downloads(view)
 panels.scenario_files(lab)
+figures.preload_plotly_once()

@@ -22,7 +22,7 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, report
 from sdlab_ui.cards import card_key
-from sdlab_ui.figures import ms_text
+from sdlab_ui.figures import PRELOAD_KEY, ms_text
 from sdlab_ui.panels import BREAKDOWN_CLASS, DIAGRAM_CLASS
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
@@ -52,7 +52,8 @@ def test_lab_renders_every_section(lab):
     for row in ("**Teaching model**", "**Queueing model**"):
         assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(_diagrams(lab)) == 1, "the architecture diagram is missing"
-    assert not lab.get("plotly_chart"), "a plotly chart is drawn (the CDF's panel is closed)"
+    charts = [c.key for c in lab.get("plotly_chart") if c.key != "sdlab.plotly_preload"]
+    assert not charts, f"plotly charts drawn (the CDF's panel is closed): {charts}"
     assert any(BREAKDOWN_CLASS in m.value for m in lab.markdown), "the breakdown is missing"
     downloads = {button.key for button in lab.get("download_button")}
     assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
@@ -86,6 +87,16 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch):
     assert charts[0].proto.spec.startswith("digraph"), "the chart is not the diagram's DOT"
     assert not [m for m in app.markdown if DIAGRAM_CLASS in m.value], "an SVG was drawn"
     cache.diagram_svg.clear()
+
+
+def test_a_sessions_first_run_alone_preloads_plotly_in_a_hidden_chart():
+    app = open_app()
+    preload = [c for c in app.get("plotly_chart") if c.key == "sdlab.plotly_preload"]
+    assert len(preload) == 1, "the first run did not draw the hidden chart that loads plotly.js"
+    hidden = f".st-key-{PRELOAD_KEY} {{ display: none; }}"
+    assert any(hidden in h.proto.body for h in app.get("html")), "the preload chart is visible"
+    app.run()
+    assert not app.get("plotly_chart"), "a later run drew the preload chart again"
 
 
 def _model_comparison(app) -> str:

@@ -3,6 +3,10 @@
 DIAGRAM_SVG = '.sdlab-diagram svg, [data-testid="stGraphVizChart"] svg'
 """The architecture diagram: drawn on the server as SVG, or by the browser without Graphviz."""
 EXCEPTION = '[data-testid="stException"]'
-PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+PLOTLY = (
+    '[data-testid="stPlotlyChart"] .js-plotly-plot'
+    ":not(.st-key-sdlab-plotly-preload .js-plotly-plot)"
+)
+"""A plotly chart on the page, but for the hidden one a session's first Lab run draws."""
 IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 """True once no script run is in progress (Streamlit's running-man widget is gone)."""
