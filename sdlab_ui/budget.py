@@ -34,10 +34,11 @@ HEAVY_UTILIZATION = 0.9
 """From here up an unbatched queueing evaluation solves a large M/D/c chain exactly: its state
 space grows like 1 / (1 − utilization). With the dense solve for every fleet (to 2026-11-30) an
 evaluation took up to 0.13 s at 0.9, 0.4 s at 0.98, 1.4 s at 0.99 and 2.9 s at 0.993, with
-130–250 MB of temporary memory near 0.99. GTH state reduction (``queues/_mdc_kernel.py``, up to
-256 servers) cut one solve at 0.99 to 23 ms at 1–4 servers, 32 ms at 32 and 0.25 s at 256; at
-0.993, 51 ms to 0.53 s (2026-12-01, one call each on 2 shared cores). Above 256 servers the dense
-solve remains, and an evaluation makes several solves, so such evaluations still take this lane.
+130–250 MB of temporary memory near 0.99. GTH state reduction
+(``sdlab_model/queues/_mdc_kernel.py``, up to 256 servers) cut one solve at 0.99 to 23 ms at 1–4
+servers, 32 ms at 32 and 0.25 s at 256; at 0.993, 51 ms to 0.53 s (2026-12-01, one call each on
+2 shared cores). Above 256 servers the dense solve remains, and an evaluation makes several
+solves, so such evaluations still take this lane.
 Batched evaluations take under 10 ms at any utilization."""
 
 

@@ -36,10 +36,8 @@ def scenario_cards() -> None:
                 type="primary" if loaded else "secondary",
                 width="stretch",
             )
-    # The columns share the row's height: an automatic top margin puts every button on the
-    # cards' bottom line, however many lines the summary above it takes. One style element
-    # rather than a stretching space per card: each element is a message on every rerun.
-    st.html('<style>[class*="st-key-lab-card-"] { margin-top: auto; }</style>')
+    # The columns share the row's height, and panels.lab_style gives each button an automatic
+    # top margin, so every button sits on the cards' bottom line.
 
 
 def walkthrough() -> None:

@@ -909,7 +909,7 @@ def preload_plotly_once() -> None:
         return
     st.session_state[_PRELOADED_KEY] = True
     with st.container(key=PRELOAD_KEY):
-        st.html(f"<style>.st-key-{PRELOAD_KEY} {{ display: none; }}</style>")
+        st.html("<style>.st-key-sdlab-plotly-preload { display: none; }</style>")
         st.plotly_chart(
             PreparedFigure({"data": [], "layout": {"height": 10}}),
             key="sdlab.plotly_preload",

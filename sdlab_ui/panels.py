@@ -235,10 +235,17 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
     ``position: sticky`` keeps it there while the
     sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
     sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
-    rules go on the container's layout wrapper, the child of the sidebar's flex column.)
+    rules, in ``lab_style``, go on the container's layout wrapper, the child of the sidebar's
+    flex column.)
     """
     with st.sidebar.container(key=SUMMARY_KEY):
         st.markdown(summary_line(result, sim))
+
+
+def lab_style() -> None:
+    """The Lab's stylesheet, one element: the summary line's rules (``sticky_summary``) and the
+    scenario cards' (``cards.scenario_cards``: an automatic top margin puts every card's button
+    on the cards' bottom line, however many lines its summary takes)."""
     st.html(
         """<style>
 [data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
@@ -247,6 +254,7 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
   padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
 }
 .st-key-sdlab-summary p { font-size: 0.9rem; }
+[class*="st-key-lab-card-"] { margin-top: auto; }
 </style>"""
     )
 
@@ -295,32 +303,38 @@ def meter_bar(ratio: float, cells: int = 10) -> str:
     return "▰" * filled + "▱" * (cells - filled) + (f" {ratio:.1f}x" if ratio > 1 else "")
 
 
-def meters(result: Assessment) -> None:
-    """The five bottleneck meters as one table (one element: the page stays quick to redraw)."""
+def analysis(result: Assessment) -> None:
+    """The bottleneck meters, the design decisions and the reasons, as one element: three
+    sections of Markdown (each element is a message on every rerun)."""
+    st.markdown("\n\n".join((_meters(result), _decisions(result), _reasons(result))))
+
+
+def _meters(result: Assessment) -> str:
+    """The five bottleneck meters as one table."""
     # Three columns, the gauge and its reading in one: four overflowed a phone's width.
     rows = "\n".join(
         f"| {STATUS_ICON[m.status]} **{m.label}** | `{meter_bar(m.ratio)}` {m.value_text} "
         f"| {m.explanation} |"
         for m in result.meters
     )
-    st.markdown(
+    return (
         "#### Bottlenecks\n\n| Meter | Load (full = at the limit) | Why it matters |"
         f"\n|---|---|---|\n{rows}"
     )
 
 
-def decisions(result: Assessment) -> None:
+def _decisions(result: Assessment) -> str:
     """The six design decisions and their state, as one table."""
     rows = "\n".join(
         f"| **{d.label}** | {DECISION_BADGE.get(d.state, d.state)} | {d.text} |"
         for d in result.decisions
     )
-    st.markdown(f"#### Decisions\n\n| Decision | State | Why |\n|---|---|---|\n{rows}")
+    return f"#### Decisions\n\n| Decision | State | Why |\n|---|---|---|\n{rows}"
 
 
-def reasons(result: Assessment) -> None:
+def _reasons(result: Assessment) -> str:
     lines = "\n".join(f"- {STATUS_ICON[r.status]} {r.text}" for r in result.reasons)
-    st.markdown(f"#### Why this changes\n\n{lines}")
+    return f"#### Why this changes\n\n{lines}"
 
 
 SIMULATION_CHECK_KEY = "lab.simulation_check"

@@ -79,6 +79,10 @@ def test_diagram_is_legible_and_beside_the_p99_without_scrolling(chromium_browse
     context = _context(chromium_browser, LAPTOP)
     page = context.new_page()
     _open(page, server_url, "lab")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stMetric\"]')]"
+        ".some(m => m.innerText.startsWith('p99'))"
+    )
     measured = page.evaluate(_DIAGRAM_JS, DIAGRAM_SVG)
     context.close()
     ARTIFACTS.mkdir(exist_ok=True)
