@@ -91,11 +91,12 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
         value = log_term - eta
         slope = c_safe / (a_safe + eta) - 1.0
         # At g's maximum the slope is 0: double instead (the root lies further right).
-        step = np.where(slope < 0.0, value / np.where(slope < 0.0, slope, -1.0), -eta)
+        falling = slope < 0.0
+        step = np.where(falling, value / np.where(falling, slope, -1.0), -eta)
         eta = eta - step
         # Done when the step is tiny, or when g is down to its rounding noise (1 - rho ~ 1e-9).
         settled = (np.abs(step) <= 1e-11 * eta) | (np.abs(value) <= 1e-14 * log_term)
-        if np.all(settled):
+        if settled.all():
             break
     return np.where(stable, eta, np.nan)
 
