@@ -235,8 +235,9 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
             rows if every else (v[active] for v in rows)
         )
         survival, density = _formation_service_sf(ta[:, None], tau_a, share_a, mean_a, sd_a)
-        excess = np.sum(w * survival, axis=-1) - tail_a
-        slope = np.sum(w * density, axis=-1)
+        # ndarray.sum is np.sum without its dispatch (the same reduction).
+        excess = (w * survival).sum(axis=-1) - tail_a
+        slope = (w * density).sum(axis=-1)
         step, la, ha = _safeguarded_newton(ta, la, ha, excess, slope)
         moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
         if every:
