@@ -66,30 +66,8 @@ class Workload:
     lb_policy: str = CHOICE_BY_NAME["lb_policy"].default
 
     def __post_init__(self) -> None:
-        for name, spec in NUMERIC_BY_NAME.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number, got {value!r}")
-            # Range first: math.isfinite raises OverflowError on an int too large for a float.
-            if not spec.minimum <= value <= spec.maximum or not math.isfinite(value):
-                raise ValueError(
-                    f"{name}={value!r} is outside the allowed range "
-                    f"[{spec.minimum:g}, {spec.maximum:g}]"
-                )
-            if spec.integer and value != int(value):
-                raise ValueError(f"{name}={value!r} must be a whole number")
-            # One canonical type per field, so equal workloads compare, hash and serialise alike.
-            object.__setattr__(self, name, int(value) if spec.integer else float(value))
-        for name in TOGGLE_BY_NAME:
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise ValueError(f"{name} must be True or False, got {value!r}")
-        for name, choice in CHOICE_BY_NAME.items():
-            value = getattr(self, name)
-            if value not in choice.choices:
-                raise ValueError(
-                    f"{name}={_short(_as_text(value))!r} is not one of {', '.join(choice.choices)}"
-                )
+        for name in _CHECK_ORDER:
+            object.__setattr__(self, name, _checked(name, getattr(self, name)))
 
     @property
     def model_shares(self) -> np.ndarray:
@@ -145,8 +123,19 @@ class Workload:
         return self.servers * batch * 1000.0 / self.batch_service_ms(batch)
 
     def with_changes(self, **changes: Any) -> Workload:
-        """A copy with some fields changed (validated like any other)."""
-        return replace(self, **changes)
+        """A copy with some fields changed (validated like any other).
+
+        Only the changed fields are checked: the others were checked when this one was built.
+        The same checks in the same order as construction, so the same error for the same input.
+        """
+        if type(self) is not Workload or not changes.keys() <= _CHECKED:
+            return replace(self, **changes)  # an unknown name raises as ``replace`` does
+        copy = object.__new__(Workload)
+        copy.__dict__.update(self.__dict__)
+        for name in _CHECK_ORDER:
+            if name in changes:
+                copy.__dict__[name] = _checked(name, changes[name])
+        return copy
 
     def to_dict(self) -> dict[str, float | int | bool]:
         """Field name to value, in declaration order."""
@@ -208,6 +197,40 @@ class Workload:
             else:
                 out[name] = repr(float(value)) if float(value) != int(value) else str(int(value))
         return out
+
+
+_CHECK_ORDER = (*NUMERIC_BY_NAME, *TOGGLE_BY_NAME, *CHOICE_BY_NAME)
+"""Every field, in the order construction checks them (numbers, toggles, choices)."""
+_CHECKED = frozenset(_CHECK_ORDER)
+
+
+def _checked(name: str, value: Any) -> Any:
+    """``value`` for field ``name`` in its one canonical type, or ``ValueError`` naming field,
+    value and allowed range."""
+    spec = NUMERIC_BY_NAME.get(name)
+    if spec is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        # Range first: math.isfinite raises OverflowError on an int too large for a float.
+        if not spec.minimum <= value <= spec.maximum or not math.isfinite(value):
+            raise ValueError(
+                f"{name}={value!r} is outside the allowed range "
+                f"[{spec.minimum:g}, {spec.maximum:g}]"
+            )
+        if spec.integer and value != int(value):
+            raise ValueError(f"{name}={value!r} must be a whole number")
+        # One canonical type per field, so equal workloads compare, hash and serialise alike.
+        return int(value) if spec.integer else float(value)
+    if name in TOGGLE_BY_NAME:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return value
+    choice = CHOICE_BY_NAME[name]
+    if value not in choice.choices:
+        raise ValueError(
+            f"{name}={_short(_as_text(value))!r} is not one of {', '.join(choice.choices)}"
+        )
+    return value
 
 
 def _as_text(value: Any) -> str:

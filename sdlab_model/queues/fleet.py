@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -75,8 +76,23 @@ def model_classes(workload: Workload) -> ModelClasses:
 
     Exact (one class per distinct share) when there are few models or an even split; otherwise
     models are grouped by share on a log scale, each group represented by its mean share (the
-    group's traffic is kept exactly).
+    group's traffic is kept exactly). Kept per (models, skew), read-only: one evaluate asks for
+    the same classes a few times.
     """
+    return _model_classes(workload.models_hosted, workload.popularity_skew)
+
+
+@lru_cache(maxsize=64)
+def _model_classes(models_hosted: int, popularity_skew: float) -> ModelClasses:
+    classes = _grouped_classes(
+        Workload(models_hosted=models_hosted, popularity_skew=popularity_skew)
+    )
+    classes.share.setflags(write=False)
+    classes.count.setflags(write=False)
+    return classes
+
+
+def _grouped_classes(workload: Workload) -> ModelClasses:
     shares = workload.model_shares
     distinct, counts = np.unique(np.round(shares, 15), return_counts=True)
     if distinct.size <= MAX_MODEL_CLASSES:
@@ -270,14 +286,14 @@ def batched_quantile(
     c = c[:, 0]
     utilization = total_batch_rate * mean_service / c
     full_batch_load = x[:, 0] * service(size_cap) / (c * size_cap)
-    saturation = (np.broadcast_to(weight, saturation_j.shape) * saturation_j).sum(axis=1)
-    blend = np.clip(saturation, 0.0, 1.0) ** 2
+    saturation = (weight * saturation_j).sum(axis=1)
+    blend = np.minimum(np.maximum(saturation, 0.0), 1.0) ** 2
     queue_load = utilization - (utilization - full_batch_load) * blend
     # Whitt's QNA hybrid for the merged batch stream's gap SCV.
     mix = batch_rate / total_batch_rate[:, None]
-    stream_scv = np.broadcast_to(scv_j, batch.shape) / batch
+    stream_scv = scv_j / batch
     nu = 1.0 / (n * (mix / n) ** 2).sum(axis=1)  # streams of equal rate within a class
-    u_clip = np.clip(queue_load, 0.0, 1.0)
+    u_clip = np.minimum(np.maximum(queue_load, 0.0), 1.0)
     hybrid = 1.0 / (1.0 + 4.0 * (1.0 - u_clip) ** 2 * (nu - 1.0))
     merged_scv = hybrid * (mix * stream_scv).sum(axis=1) + (1.0 - hybrid)
     batch_shape = 1.0 / merged_scv
@@ -292,9 +308,7 @@ def batched_quantile(
     queue = np.where(log_excess > 0.0, log_excess / eta, 0.0)
     queue = np.where(stable, queue, np.inf)
 
-    compute = np.minimum(
-        (np.broadcast_to(weight, mean_s.shape) * mean_s).sum(axis=1), formation_and_service
-    )
+    compute = np.minimum((weight * mean_s).sum(axis=1), formation_and_service)
     mean_batch = x[:, 0] / total_batch_rate
     return FleetLatency(
         quantile_ms=(formation_and_service + queue).reshape(cell_shape),
@@ -353,22 +367,63 @@ def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 32):
         closed = s * f / (c1 - x1 * s * (1.0 - f)) - 1.0 / x1
     hold = np.where(c1 - x1 * s * (1.0 - f) > 0.0, closed, np.inf)
     busy = (x1 * s > c1) & (x1 * s * (f / size_cap + 1.0 - f) < c1)
-    if np.any(busy):
-        rates, counts, slots, total = x_j[busy], n[busy], c1[busy], x1[busy]
-        lo = np.zeros(total.shape)
-        hi = np.full(total.shape, 1e9)
+    if not busy.any():
+        return hold[:, None]
+    rates, counts, slots, total = x_j[busy], n[busy], c1[busy], x1[busy]
+    # The terms of ``excess`` that do not move with the holding time, computed once, as the
+    # bisection's own expressions would (the same values bit for bit).
+    fixed_load = total * s * (1.0 - f)
+    overhead = s * f
+    batch_floor = rates / size_cap
+    if rates.shape[1] == 1 and total.size <= _SCALAR_BISECTION_CELLS:
+        # One model class and a few cells: the same bisection on Python floats (IEEE arithmetic
+        # and a correctly rounded sqrt, so the same numbers) without numpy's per-call cost.
+        hold[busy] = [
+            _bisect_hold_one(float(a), float(b), float(r), float(m), float(sl), overhead, steps)
+            for a, b, r, m, sl in zip(
+                fixed_load, batch_floor[:, 0], rates[:, 0], counts[:, 0], slots, strict=True
+            )
+        ]
+        return hold[:, None]
 
-        def excess(hold_ms):
-            per_model = np.maximum(rates / size_cap, rates / (1.0 + rates * hold_ms[:, None]))
-            return total * s * (1.0 - f) + s * f * np.sum(counts * per_model, axis=1) - slots
+    def excess(hold_ms):
+        per_model = np.maximum(batch_floor, rates / (1.0 + rates * hold_ms[:, None]))
+        return fixed_load + overhead * (counts * per_model).sum(axis=1) - slots
 
-        for _ in range(steps):
-            mid = np.sqrt(np.maximum(lo, 1e-9) * hi)  # bisection on a log scale
-            over = excess(mid) > 0.0
-            lo = np.where(over, mid, lo)
-            hi = np.where(over, hi, mid)
-        hold[busy] = np.sqrt(np.maximum(lo, 1e-9) * hi)
+    lo = np.zeros(total.shape)
+    hi = np.full(total.shape, 1e9)
+    for _ in range(steps):
+        mid = np.sqrt(np.maximum(lo, 1e-9) * hi)  # bisection on a log scale
+        over = excess(mid) > 0.0
+        lo = np.where(over, mid, lo)
+        hi = np.where(over, hi, mid)
+    hold[busy] = np.sqrt(np.maximum(lo, 1e-9) * hi)
     return hold[:, None]
+
+
+_SCALAR_BISECTION_CELLS = 4
+"""Up to this many busy cells (one model class) ``_saturation_hold_ms`` bisects in plain Python."""
+
+
+def _bisect_hold_one(
+    fixed_load: float,
+    batch_floor: float,
+    rate: float,
+    count: float,
+    slots: float,
+    overhead: float,
+    steps: int,
+) -> float:
+    """``_saturation_hold_ms``'s bisection for one cell of one model class, on floats."""
+    lo, hi = 0.0, 1e9
+    for _ in range(steps):
+        mid = math.sqrt(max(lo, 1e-9) * hi)
+        per_model = max(batch_floor, rate / (1.0 + rate * mid))
+        if fixed_load + overhead * (count * per_model) - slots > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(max(lo, 1e-9) * hi)
 
 
 def accuracy(workload: Workload, parts: FleetLatency, is_exact: bool) -> tuple[str, str]:

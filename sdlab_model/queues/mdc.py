@@ -43,12 +43,32 @@ def log_factorial(n: np.ndarray) -> np.ndarray:
     return np.where(small, _SMALL_LOG_FACTORIALS[np.minimum(n, 31).astype(np.int64)], series)
 
 
+_log_factorials = log_factorial(np.arange(64))
+"""``log_factorial(0 .. N)``, grown on demand by ``_log_factorial_run``: a wait's CDF is summed a
+dozen times per quantile, over ranges of the same few hundred ``n``."""
+_log_factorials.setflags(write=False)
+
+
+def _log_factorial_run(lo: int, hi: int) -> np.ndarray:
+    """``log_factorial(n)`` for ``n = lo .. hi``, from the table (the same values: elementwise)."""
+    global _log_factorials
+    table = _log_factorials
+    if hi >= table.size:
+        # Replaced, never written in place, so a thread still reading the old table is safe.
+        table = log_factorial(np.arange(max(hi + 1, 2 * table.size)))
+        table.setflags(write=False)
+        _log_factorials = table
+    return table[lo : hi + 1]
+
+
 def poisson_pmf(mean: float, lo: int, hi: int) -> np.ndarray:
     """``P(Poisson(mean) = n)`` for ``n = lo .. hi`` (inclusive)."""
     n = np.arange(lo, hi + 1, dtype=float)
     if mean <= 0.0:
         return (n == 0).astype(float)
-    return np.exp(n * math.log(mean) - mean - log_factorial(n))
+    if lo < 0:
+        return np.exp(n * math.log(mean) - mean - log_factorial(n))
+    return np.exp(n * math.log(mean) - mean - _log_factorial_run(lo, hi))
 
 
 def poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:
@@ -91,11 +111,12 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
         value = log_term - eta
         slope = c_safe / (a_safe + eta) - 1.0
         # At g's maximum the slope is 0: double instead (the root lies further right).
-        step = np.where(slope < 0.0, value / np.where(slope < 0.0, slope, -1.0), -eta)
+        falling = slope < 0.0
+        step = np.where(falling, value / np.where(falling, slope, -1.0), -eta)
         eta = eta - step
         # Done when the step is tiny, or when g is down to its rounding noise (1 - rho ~ 1e-9).
         settled = (np.abs(step) <= 1e-11 * eta) | (np.abs(value) <= 1e-14 * log_term)
-        if np.all(settled):
+        if settled.all():
             break
     return np.where(stable, eta, np.nan)
 

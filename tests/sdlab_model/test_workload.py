@@ -223,3 +223,44 @@ def test_to_strings_round_trips_exactly(workload):
     parsed, notices = Workload.from_strings(strings)
     assert notices == (), f"a workload's own strings must parse without notices: {notices!r}"
     assert _exact(parsed) == _exact(workload), f"round trip through {strings} changed the workload"
+
+
+_CHANGES = [
+    {"rate_rps": 350},  # an int for a float field
+    {"replicas": 7.0},  # a float for an int field
+    {"gpu": True, "dynamic_batching": False},
+    {"lb_policy": "random", "arrival_cv": 2.5},
+    {"rate_rps": 0.5},
+    {"replicas": 2.5},
+    {"gpu": 1},
+    {"lb_policy": "fastest"},
+    {"rate_rps": "fast", "lb_policy": "fastest"},  # two bad fields: the same one is named
+    {"max_batch_size": 10**400},
+]
+
+
+@pytest.mark.parametrize("changes", _CHANGES, ids=repr)
+def test_with_changes_checks_like_construction(changes):
+    base = Workload(model_latency_ms=12.5, replicas=3)
+    try:
+        expected = Workload(**{**base.to_dict(), **changes})
+    except ValueError as error:
+        with pytest.raises(ValueError) as raised:
+            base.with_changes(**changes)
+        assert str(raised.value) == str(error), (
+            f"with_changes({changes}) raised {raised.value!s}, construction {error!s}"
+        )
+        return
+    changed = base.with_changes(**changes)
+    assert changed == expected and hash(changed) == hash(expected), (
+        f"with_changes({changes}) gave {changed}, construction {expected}"
+    )
+    types = {name: type(value) for name, value in changed.to_dict().items()}
+    assert types == {name: type(value) for name, value in expected.to_dict().items()}, (
+        f"with_changes({changes}) left a field in another type: {types}"
+    )
+
+
+def test_with_changes_rejects_an_unknown_field():
+    with pytest.raises(TypeError, match="speed"):
+        Workload().with_changes(speed=3)

@@ -1,0 +1,81 @@
+"""``evaluate`` gives what it gave before it was made cheaper, on 200 random workloads.
+
+``tests/sdlab_model/data/evaluate_golden.json`` was written by ``scripts/evaluate_golden.py`` at
+main's a9e3888 (before the speed-ups of the ``evalfast`` branch). Every float of both models'
+``Assessment`` must match within 1e-12 relative; texts, flags and counts exactly (by digest).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from sdlab_model import Workload, evaluate
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "data" / "evaluate_golden.json"
+RELATIVE_TOLERANCE = 1e-12
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_golden", ROOT / "scripts" / "evaluate_golden.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+script = _load_script()
+CASES = json.loads(GOLDEN.read_text())["cases"]
+
+
+def _float_paths(assessment) -> list[str]:
+    return [
+        path
+        for path, value in script.flat_fields(assessment)
+        if isinstance(value, float) and not path.startswith("workload")
+    ]
+
+
+def _same(expected: float | str, actual: float | str) -> bool:
+    if isinstance(expected, str) or isinstance(actual, str):
+        return expected == actual
+    return math.isclose(actual, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+
+
+def test_the_golden_file_covers_the_regimes():
+    workloads = [Workload(**case["workload"]) for case in CASES]
+    assert len(workloads) >= 150, f"only {len(workloads)} golden workloads"
+    for name, count in (
+        ("batching on", sum(w.dynamic_batching for w in workloads)),
+        ("GPU", sum(w.gpu for w in workloads)),
+        ("central queue", sum(w.is_central_queue for w in workloads)),
+        ("bursty arrivals", sum(w.arrival_cv != 1.0 for w in workloads)),
+        ("several models", sum(w.models_hosted > 1 for w in workloads)),
+    ):
+        assert 20 <= count <= len(workloads) - 20, f"{count} golden workloads have {name}"
+
+
+@pytest.mark.parametrize("model", ["queueing", "teaching"])
+def test_evaluate_matches_the_results_pinned_before_the_speed_ups(model):
+    mismatches = []
+    for index, case in enumerate(CASES):
+        workload = Workload(**case["workload"])
+        assessment = evaluate(workload, model)
+        record = script.assessment_record(assessment)
+        expected = case[model]
+        if record["digest"] != expected["digest"]:
+            mismatches.append(f"case {index} ({workload}): a text, flag or count changed")
+            continue
+        paths = _float_paths(assessment)
+        for path, old, new in zip(paths, expected["floats"], record["floats"], strict=True):
+            if not _same(old, new):
+                mismatches.append(f"case {index}: {path} was {old!r}, now {new!r}")
+    assert not mismatches, f"{len(mismatches)} differences from the pinned results: " + "; ".join(
+        mismatches[:5]
+    )
