@@ -8,5 +8,11 @@ PLOTLY = (
     ":not(.st-key-sdlab-plotly-preload .js-plotly-plot)"
 )
 """A plotly chart on the page, but for the hidden one a session's first Lab run draws."""
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-"""True once no script run is in progress (Streamlit's running-man widget is gone)."""
+IDLE_JS = (
+    '() => !document.querySelector(\'[data-testid="stStatusWidget"], '
+    '[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], '
+    '[data-testid="stAppSkeleton"]\')'
+)
+"""True once no script run is in progress (Streamlit's running-man widget is gone) and every
+element is drawn: Streamlit shows a skeleton while an element's code is still loading, so on a
+first load a Markdown element can be on screen before the metrics and widgets beside it."""

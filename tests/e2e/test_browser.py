@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_selectors import DIAGRAM_SVG, EXCEPTION, PLOTLY
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
 
 from sdlab_model import SCENARIOS, evaluate
 
@@ -31,7 +31,7 @@ def _open(page, url: str) -> None:
 
 def _wait_until_idle(page) -> None:
     """Streamlit shows a status widget while a run is in progress; wait for it to go."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    page.wait_for_function(IDLE_JS)
 
 
 # The Lab's only metric labelled p99 is the headline one ("p99" or "p99 (simulated)").

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from browser_selectors import DIAGRAM_SVG, EXCEPTION, PLOTLY
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ def _context(chromium_browser, viewport: dict, **options):
 def _open(page, url: str, name: str) -> None:
     page.goto(url)
     page.wait_for_selector({"lab": DIAGRAM_SVG, "heatmaps": PLOTLY}.get(name, "h1"))
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    page.wait_for_function(IDLE_JS)
     # Fonts and d3-graphviz's layout settle a moment after the run ends.
     page.wait_for_timeout(500)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from browser_selectors import IDLE_JS
 
 pytestmark = pytest.mark.e2e
 
@@ -15,7 +16,7 @@ QUERY = (
 def test_models_and_memory_page_renders_its_placements(lab_page, server_url):
     lab_page.goto(f"{server_url}/residency?{QUERY}")
     lab_page.wait_for_selector('[data-testid="stDataFrame"]')
-    lab_page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    lab_page.wait_for_function(IDLE_JS)
     assert lab_page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
     text = lab_page.inner_text("body")
     assert "Models and memory" in text, "the page title is missing"

@@ -4,7 +4,7 @@ raises nothing."""
 from __future__ import annotations
 
 import pytest
-from browser_selectors import EXCEPTION, PLOTLY
+from browser_selectors import EXCEPTION, IDLE_JS, PLOTLY
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +18,7 @@ def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
     try:
         page.goto(f"{server_url}/timeline?rate_rps=3000&replicas=4&tl.traffic=spike")
         page.wait_for_selector(PLOTLY)
-        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+        page.wait_for_function(IDLE_JS)
         # Four panels: each is a plotly subplot with its own y axis (the first chart; the
         # canary's share over time is the second).
         timeline = page.locator(PLOTLY).nth(0)
@@ -46,7 +46,7 @@ def test_the_timeline_page_renders_both_charts_and_the_canary_section(chromium_b
             "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')"
             ".length >= 2"
         )
-        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+        page.wait_for_function(IDLE_JS)
         charts = page.locator(PLOTLY)
         assert charts.count() == 2, f"{charts.count()} charts: the timeline's and the canary's"
         timeline_panels = charts.nth(0).locator(".cartesianlayer .subplot").count()
