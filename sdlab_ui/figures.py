@@ -637,13 +637,6 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def latency_breakdown(
-    rows: Sequence[tuple[str, float, float, float]], target_ms: float
-) -> go.Figure:
-    """``latency_breakdown_spec`` as a validated plotly figure."""
-    return go.Figure(latency_breakdown_spec(rows, target_ms))
-
-
 def latency_distribution(
     cdf_latency_ms: np.ndarray,
     cdf_share: np.ndarray,
