@@ -31,3 +31,18 @@ def time_script_runs() -> None:
 
     timed._sdlab_timed = True
     ScriptRunner._run_script = timed
+
+
+def share_script_cache() -> None:
+    """Compile each script once, as a server does, instead of on every AppTest run.
+
+    A server's ``Runtime`` holds one ``ScriptCache`` for all sessions, so a rerun reuses the
+    script's bytecode. AppTest makes a new cache for every run and so compiles the entrypoint and
+    the page again each time (a few milliseconds that no server rerun spends); a benchmark of the
+    server's cost shares one cache instead.
+    """
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test, local_script_runner
+
+    shared = ScriptCache()
+    app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
