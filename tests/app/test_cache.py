@@ -83,7 +83,26 @@ def test_the_server_drawn_diagram_escapes_its_labels():
     assert "\n" not in svg, "a line break would end Markdown's HTML block"
 
 
-def test_an_svg_holding_a_script_or_handler_is_refused(monkeypatch):
-    for unsafe in ("<svg><script>x()</script></svg>", '<svg><g onload="x()"></g></svg>'):
-        monkeypatch.setattr(report, "architecture_svg", lambda dot, svg=unsafe: svg)
-        assert cache.diagram_svg(f"digraph {{ /* {unsafe} */ }}") is None, f"{unsafe} was kept"
+UNSAFE_SVGS = (
+    "<svg><script>x()</script></svg>",
+    "<svg><SCRIPT>x()</SCRIPT></svg>",
+    '<svg><g onload="x()"></g></svg>',
+    '<svg><g\tONMOUSEOVER ="x()"></g></svg>',
+    '<svg><a href="JavaScript:x()">a</a></svg>',
+    "<svg><foreignObject><div>x</div></foreignObject></svg>",
+)
+
+
+@pytest.mark.parametrize("unsafe", UNSAFE_SVGS)
+def test_an_svg_holding_a_script_or_handler_is_refused(monkeypatch, unsafe):
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: unsafe)
+    assert cache.diagram_svg(f"digraph {{ /* {unsafe} */ }}") is None, f"{unsafe} was kept"
+
+
+def test_an_svg_with_on_inside_words_is_kept(monkeypatch):
+    safe = (
+        '<svg width="1pt" height="1pt">'
+        '<text font-family="x">batching on · one model · conversion=1</text></svg>'
+    )
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: safe)
+    assert cache.diagram_svg("digraph { /* safe */ }") is not None, "a safe SVG was refused"
