@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import astuple, dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
@@ -187,14 +188,17 @@ def lab_view(
     return view
 
 
-@st.cache_resource(max_entries=64, hash_funcs=_KEY, show_spinner=False)
+@lru_cache(maxsize=64)
 def _lab_view(
     workload: Workload, model: ModelName, residency: ResidencyInputs | None = None
 ) -> LabView:
     """The Lab page's results and figures, built once per inputs and shared read-only.
 
     The evaluations are not cached on their own as well: this cache keeps them, and each extra
-    cache a fresh rerun misses costs it a hash, a pickle and a lock.
+    cache a fresh rerun misses costs it a hash, a pickle and a lock. A plain ``lru_cache``, not
+    ``st.cache_resource``: the inputs are frozen dataclasses that hash by value, and Streamlit's
+    cache cost ~1 ms per miss (hashing every field of the key, its locks and its bookkeeping),
+    a fifth of a fresh Lab rerun's own work.
     """
     queueing = _evaluate(workload, "queueing", residency)
     teaching = _evaluate(workload, "teaching")
@@ -249,7 +253,7 @@ def _is_unsafe_svg(svg: str) -> bool:
     )
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@lru_cache(maxsize=256)
 def diagram_svg(dot: str) -> str | None:
     """The architecture diagram drawn on the server by Graphviz's ``dot``, sized to its column;
     None where ``dot`` is missing or fails (the page then lets the browser draw the DOT). It is

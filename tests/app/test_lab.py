@@ -79,14 +79,14 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
 
 def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch):
     monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
-    cache.diagram_svg.clear()
+    cache.diagram_svg.cache_clear()
     app = open_app({"rate_rps": "1234"})
     assert_no_exception(app)
     charts = app.get("graphviz_chart")
     assert len(charts) == 1, f"{len(charts)} browser-drawn diagrams without Graphviz"
     assert charts[0].proto.spec.startswith("digraph"), "the chart is not the diagram's DOT"
     assert not [m for m in app.markdown if DIAGRAM_CLASS in m.value], "an SVG was drawn"
-    cache.diagram_svg.clear()
+    cache.diagram_svg.cache_clear()
 
 
 def test_a_sessions_first_run_alone_preloads_plotly_in_a_hidden_chart():
