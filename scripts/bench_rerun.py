@@ -11,9 +11,9 @@ wall time and as the CPU time of that thread. On a busy shared machine the wall 
 time the thread waited for a core; the thread's CPU time counts only its own work, so the verdict
 uses it. AppTest's polling and parsing of the result, which a real server does not do, are left
 out, but the wall time of ``AppTest.run`` is printed too. Scripts are compiled once, as a server
-does (AppTest alone would compile the entrypoint and the page again on every run). The bare page draws the
-same sidebar, card buttons, walkthrough button, download button and file uploader, and nothing
-else: no model call, no chart. Two figures:
+does (AppTest alone would compile the entrypoint and the page again on every run). The bare page
+draws the same sidebar, card buttons, walkthrough button, download button and file uploader, and
+nothing else: no model call, no chart. Two figures:
 
 - steady: reruns with unchanged inputs (what a click that changes nothing, or a page revisit,
   costs: cache hits);

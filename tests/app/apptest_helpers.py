@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from sdlab_model.params import NUMERIC_BY_NAME, TOGGLE_BY_NAME
+from sdlab_ui.panels import HEADLINE_CLASS, METRIC_CLASS
 from sdlab_ui.state import widget_key
 
 APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
@@ -39,10 +42,32 @@ def sidebar_value(app: AppTest, name: str):
     return app.slider(key=key).value
 
 
+_HEADLINE_METRIC = re.compile(
+    rf'<div class="{METRIC_CLASS}" data-label="([^"]*)">.*?'
+    rf'<div class="{METRIC_CLASS}-value">([^<]*)</div>'
+    rf'(?:<div class="{METRIC_CLASS}-delta (good|bad)">([^<]*)</div>)?'
+)
+
+
+def headline_block(app: AppTest) -> str:
+    """The Lab page's headline element (its numbers, as HTML)."""
+    blocks = [m.value for m in app.markdown if m.value.startswith(f'<div class="{HEADLINE_CLASS}"')]
+    assert len(blocks) == 1, f"expected one headline, found {len(blocks)}"
+    return blocks[0]
+
+
+def headline_metrics(app: AppTest) -> dict[str, tuple[str, str | None, str | None]]:
+    """The headline's numbers: label -> (value, delta tone or None, delta text or None)."""
+    return {
+        html.unescape(label): (html.unescape(value), tone or None, html.unescape(delta) or None)
+        for label, value, tone, delta in _HEADLINE_METRIC.findall(headline_block(app))
+    }
+
+
 def headline_p99(app: AppTest) -> str:
     """The Lab page's headline p99 as shown (``p99`` or ``p99 (simulated)``)."""
-    shown = [m.value for m in app.metric if m.label in ("p99", "p99 (simulated)")]
-    assert len(shown) == 1, f"expected one headline p99 metric, found {len(shown)}"
+    shown = [v for label, (v, _, _) in headline_metrics(app).items() if label.startswith("p99")]
+    assert len(shown) == 1, f"expected one headline p99, found {len(shown)}"
     return shown[0]
 
 

@@ -10,6 +10,8 @@ from apptest_helpers import (
     HEATMAPS_PAGE,
     LAB_PAGE,
     assert_no_exception,
+    headline_block,
+    headline_metrics,
     headline_p99,
     open_app,
     shape_title,
@@ -39,13 +41,13 @@ _CARD_FIELDS = (
 
 
 def test_lab_renders_every_section(lab):
-    assert lab.title[0].value.startswith("System Design Lab"), "the Lab page title is missing"
+    assert lab.markdown[0].value.startswith("# System Design Lab"), "the Lab's title is missing"
     assert headline_p99(lab), "no headline p99"
-    labels = {m.label for m in lab.metric}
+    labels = set(headline_metrics(lab))
     for wanted in ("p50", "p95"):
         assert wanted in labels, f"metric {wanted!r} missing; found {sorted(labels)}"
-    numbers = next((m.value for m in lab.markdown if m.value.startswith("| Capacity")), "")
-    for wanted in ("Utilization", "Replicas needed for the target", "req/s"):
+    numbers = headline_block(lab)
+    for wanted in ("Capacity", "Utilization", "Replicas needed for the target", "req/s"):
         assert wanted in numbers, f"the headline table lacks {wanted!r}: {numbers!r}"
     assert any("How far to trust" in m.value for m in lab.markdown), "no accuracy section"
     comparison = _model_comparison(lab)
@@ -337,12 +339,31 @@ def _an_approximate_workload() -> Workload | None:
     return None
 
 
+def test_the_headline_delta_is_green_with_headroom_and_red_without():
+    """The p99's delta reads as Streamlit's metric would: green and up within the target, red
+    and down over it, red "over capacity" past capacity."""
+    cases = {
+        "within": ({"rate_rps": "200", "p99_target_ms": "100"}, "good", "headroom"),
+        "over": ({"rate_rps": "200", "p99_target_ms": "10"}, "bad", "headroom"),
+        "unstable": ({"rate_rps": "500000", "replicas": "2"}, "bad", "over capacity"),
+    }
+    for case, (query, tone, words) in cases.items():
+        app = open_app(query)
+        assert_no_exception(app)
+        ((_value, shown_tone, delta),) = [
+            m for label, m in headline_metrics(app).items() if label.startswith("p99")
+        ]
+        assert shown_tone == tone, f"{case}: the delta is {shown_tone}, not {tone} ({delta!r})"
+        assert words in (delta or ""), f"{case}: the delta reads {delta!r}"
+        assert delta.startswith("↑" if tone == "good" else "↓"), f"{case}: arrow in {delta!r}"
+
+
 def test_lab_marks_a_simulated_headline():
     workload = _an_approximate_workload()
     if workload is None:
         pytest.skip("the queueing model is approximate nowhere near the cards")
     app = open_app(workload.to_strings())
-    labels = [m.label for m in app.metric]
+    labels = list(headline_metrics(app))
     assert "p99 (simulated)" in labels, f"{workload}: headline not marked simulated: {labels}"
     assert "**Simulation**" in _model_comparison(app), "the simulation behind it is not shown"
 

@@ -3,6 +3,8 @@
 DIAGRAM_SVG = '.sdlab-diagram svg, [data-testid="stGraphVizChart"] svg'
 """The architecture diagram: drawn on the server as SVG, or by the browser without Graphviz."""
 EXCEPTION = '[data-testid="stException"]'
+HEADLINE_P99 = '.sdlab-headline .sdlab-metric[data-label^="p99"]'
+"""The Lab's headline p99 ("p99" or "p99 (simulated)"); its value is ``.sdlab-metric-value``."""
 PLOTLY = (
     '[data-testid="stPlotlyChart"] .js-plotly-plot'
     ":not(.st-key-sdlab-plotly-preload .js-plotly-plot)"

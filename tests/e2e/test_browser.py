@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, HEADLINE_P99, IDLE_JS, PLOTLY
 
 from sdlab_model import SCENARIOS, evaluate
 
@@ -34,12 +34,8 @@ def _wait_until_idle(page) -> None:
     page.wait_for_function(IDLE_JS)
 
 
-# The Lab's only metric labelled p99 is the headline one ("p99" or "p99 (simulated)").
-_HEADLINE_P99_JS = """() => {
-    const metric = [...document.querySelectorAll('[data-testid="stMetric"]')]
-        .find(m => m.querySelector('[data-testid="stMetricLabel"]')?.innerText.startsWith('p99'));
-    return metric?.querySelector('[data-testid="stMetricValue"]')?.innerText ?? null;
-}"""
+_HEADLINE_P99_JS = f"""() => document.querySelector('{HEADLINE_P99} .sdlab-metric-value')
+    ?.innerText ?? null"""
 _SHAPE_TITLE_JS = """() => {
     const block = [...document.querySelectorAll('[data-testid="stMarkdown"]')]
         .find(m => m.innerText.startsWith('Recommended shape'));

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, HEADLINE_P99, IDLE_JS, PLOTLY
 
 pytestmark = pytest.mark.e2e
 
@@ -60,15 +60,13 @@ def test_the_page_follows_the_systems_colour_scheme(chromium_browser, server_url
     assert menu == 1, "the settings menu (theme choice) is hidden"
 
 
-_DIAGRAM_JS = """selector => {
+_DIAGRAM_JS = """([selector, p99Selector]) => {
     const svg = document.querySelector(selector);
     const texts = [...svg.querySelectorAll('text')];
     // A text's drawn size: its font size in SVG units times the SVG's scale on screen.
     const px = texts.map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
     const box = svg.getBoundingClientRect();
-    const metric = [...document.querySelectorAll('[data-testid="stMetric"]')]
-        .find(m => m.innerText.startsWith('p99'));
-    const p99 = metric.getBoundingClientRect();
+    const p99 = document.querySelector(p99Selector).getBoundingClientRect();
     return {smallest_text_px: Math.min(...px), texts: px.length,
             svg: [box.left, box.top, box.right, box.bottom], p99: [p99.top, p99.bottom],
             viewport: [innerWidth, innerHeight], scroll_y: scrollY};
@@ -79,11 +77,8 @@ def test_diagram_is_legible_and_beside_the_p99_without_scrolling(chromium_browse
     context = _context(chromium_browser, LAPTOP)
     page = context.new_page()
     _open(page, server_url, "lab")
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stMetric\"]')]"
-        ".some(m => m.innerText.startsWith('p99'))"
-    )
-    measured = page.evaluate(_DIAGRAM_JS, DIAGRAM_SVG)
+    page.wait_for_selector(HEADLINE_P99)
+    measured = page.evaluate(_DIAGRAM_JS, [DIAGRAM_SVG, HEADLINE_P99])
     context.close()
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "diagram-1440x900.json").write_text(json.dumps(measured, indent=2))

@@ -12,7 +12,8 @@ RUN_TIMEOUT_S = 120
 
 
 def _elements_of_first_run(url: str) -> list[tuple[str, str]]:
-    """(element type, label) of every element the Lab's first run sends, in the order sent."""
+    """(element type, label) of every element the Lab's first run sends, in the order sent (a
+    Markdown element's label is its text)."""
     host = urlparse(url).netloc
     with connect(
         f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=url, max_size=None
@@ -30,7 +31,8 @@ def _elements_of_first_run(url: str) -> list[tuple[str, str]]:
             if kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 element = reply.delta.new_element
                 element_type = element.WhichOneof("type")
-                sent.append((element_type, getattr(getattr(element, element_type), "label", "")))
+                proto = getattr(element, element_type)
+                sent.append((element_type, getattr(proto, "label", getattr(proto, "body", ""))))
 
 
 def test_the_headline_p99_is_sent_before_the_sidebar(server_url):
@@ -38,7 +40,7 @@ def test_the_headline_p99_is_sent_before_the_sidebar(server_url):
     the sidebar's widgets are redrawn; the sidebar is still drawn in the same run."""
     sent = _elements_of_first_run(server_url)
     kinds = [kind for kind, _ in sent]
-    headline = next((i for i, (kind, label) in enumerate(sent) if label == "p99"), None)
+    headline = next((i for i, (kind, text) in enumerate(sent) if 'data-label="p99"' in text), None)
     assert headline is not None, f"no headline p99 metric among {kinds}"
     sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
     assert len(sliders) >= 5, f"the sidebar's sliders were not drawn: {kinds}"
