@@ -557,9 +557,11 @@ def _query_param_lists() -> dict[str, list[str]]:
 
 def _url_moved() -> bool:
     """True on Back or Forward to another lab's URL (see the module docstring)."""
+    if not is_history_navigation():  # first: reading the URL costs more, on every call
+        return False
     url = st.query_params.to_dict()
     written = st.session_state.get(_URL_KEY, url)
-    return bool(url) and url != written and is_history_navigation()
+    return bool(url) and url != written
 
 
 def is_history_navigation() -> bool:
