@@ -120,9 +120,11 @@ _SHOWN_JS = """([before, title]) => {
         return heading !== null && heading.textContent.includes(title) && fresh(heading) && shown();
     }
     if (location.href === before) return false;
-    const p99 = [...document.querySelectorAll('[data-testid="stMetric"]')].find(
-        (metric) => metric.textContent.startsWith('p99'));
-    return p99 !== undefined && fresh(p99) && shown();
+    // The Lab draws its headline as one Markdown element; the bare page uses st.metric.
+    const p99 = document.querySelector('.sdlab-headline .sdlab-metric[data-label^="p99"]')
+        ?? [...document.querySelectorAll('[data-testid="stMetric"]')].find(
+            (metric) => metric.textContent.startsWith('p99'));
+    return p99 !== undefined && p99 !== null && fresh(p99) && shown();
 }"""
 
 # Installed in every page: the time of the visitor's last key press or pointer press, from the
@@ -132,6 +134,8 @@ for (const type of ['keydown', 'pointerdown']) {
     addEventListener(type, (event) => { window.__sdlabInputAt = event.timeStamp; }, true);
 }
 """
+_HEADLINE_VALUE = '.sdlab-metric-value, [data-testid="stMetricValue"]'
+"""A headline number: the Lab's (one Markdown element) or the bare page's st.metric."""
 _RESET_CLOCK_JS = "() => { window.__sdlabInputAt = undefined; window.__sdlabShownAt = undefined; }"
 _CLOCK_JS = "() => [window.__sdlabInputAt, window.__sdlabShownAt, performance.now()]"
 
@@ -336,9 +340,7 @@ class BrowserVisitor:
         await self.page.wait_for_function(
             _SETTLED_JS, arg=["", "System Design Lab"], timeout=self.wait_ms, polling=50
         )
-        await self.page.locator('[data-testid="stMetricValue"]').first.wait_for(
-            timeout=self.wait_ms
-        )
+        await self.page.locator(_HEADLINE_VALUE).first.wait_for(timeout=self.wait_ms)
 
     async def interact(self, step: Interaction) -> tuple[float, float]:
         """Do ``step``; (ms until its result is shown, ms until the page has settled).
@@ -579,11 +581,22 @@ async def attack(visitor: HostileVisitor, loaded_all: asyncio.Barrier, args, tal
 
 
 def _title_is(title: str):
-    return lambda element: element.WhichOneof("type") == "heading" and title in element.heading.body
+    """A page's title: st.title's heading, or a Markdown element that opens with it (the Lab)."""
+
+    def is_title(element) -> bool:
+        kind = element.WhichOneof("type")
+        if kind == "markdown":
+            return element.markdown.body.startswith("# ") and title in element.markdown.body
+        return kind == "heading" and title in element.heading.body
+
+    return is_title
 
 
 def _is_headline_p99(element) -> bool:
-    return element.WhichOneof("type") == "metric" and element.metric.label.startswith("p99")
+    kind = element.WhichOneof("type")
+    if kind == "markdown":  # the Lab's headline element
+        return 'data-label="p99' in element.markdown.body
+    return kind == "metric" and element.metric.label.startswith("p99")  # the bare page's
 
 
 async def visit(visitor, loaded_all: asyncio.Barrier, args, tally: Tally) -> None:

@@ -11,10 +11,14 @@ mutated after they are built (``figures.PreparedFigure``), so sharing one is saf
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, replace
-from functools import lru_cache
+from typing import Generic, ParamSpec, TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -38,6 +42,66 @@ SMALL_MULTIPLES: tuple[tuple[str, dict[str, bool]], ...] = (
     ("GPU, batching off", {"dynamic_batching": False, "gpu": True}),
     ("GPU, batching on", {"dynamic_batching": True, "gpu": True}),
 )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class SharedCache(Generic[_P, _R]):
+    """A function's results, shared by every session: at most ``maxsize`` (least recently used
+    out first), each computed once however many sessions ask for it at the same moment.
+
+    For inputs that hash by value (frozen dataclasses, strings), where Streamlit's caches cost
+    ~1 ms per miss (hashing every field, pickling, bookkeeping). Like ``st.cache_resource`` the
+    result itself is shared, so it must never be mutated. A session that asks for a key another
+    is computing waits for that result rather than computing it again: twenty visitors opening
+    the app together would otherwise each build the same view, and the server's memory peaked
+    ~140 MB higher (``scripts/load_test.py``). If the computation raises, each waiting session
+    tries for itself.
+    """
+
+    def __init__(self, function: Callable[_P, _R], maxsize: int) -> None:
+        functools.update_wrapper(self, function)
+        self._function = function
+        self._maxsize = maxsize
+        self._results: OrderedDict[Hashable, _R] = OrderedDict()
+        self._computing: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        key = (args, tuple(sorted(kwargs.items())))
+        while True:
+            with self._lock:
+                if key in self._results:
+                    self._results.move_to_end(key)
+                    return self._results[key]
+                done = self._computing.get(key)
+                if done is None:
+                    done = self._computing[key] = threading.Event()
+                    break
+            done.wait()  # another session is computing it: look again once it is done
+        try:
+            result = self._function(*args, **kwargs)
+            with self._lock:
+                self._results[key] = result
+                while len(self._results) > self._maxsize:
+                    self._results.popitem(last=False)
+            return result
+        finally:
+            with self._lock:
+                del self._computing[key]
+            done.set()
+
+    def cache_clear(self) -> None:
+        """Forget every result (tests)."""
+        with self._lock:
+            self._results.clear()
+
+
+def shared_cache(maxsize: int) -> Callable[[Callable[_P, _R]], SharedCache[_P, _R]]:
+    """Decorate a function with a ``SharedCache`` of ``maxsize`` results."""
+    return lambda function: SharedCache(function, maxsize)
 
 
 @st.cache_data(max_entries=512, hash_funcs=_KEY, show_spinner=False)
@@ -188,17 +252,15 @@ def lab_view(
     return view
 
 
-@lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def _lab_view(
     workload: Workload, model: ModelName, residency: ResidencyInputs | None = None
 ) -> LabView:
     """The Lab page's results and figures, built once per inputs and shared read-only.
 
     The evaluations are not cached on their own as well: this cache keeps them, and each extra
-    cache a fresh rerun misses costs it a hash, a pickle and a lock. A plain ``lru_cache``, not
-    ``st.cache_resource``: the inputs are frozen dataclasses that hash by value, and Streamlit's
-    cache cost ~1 ms per miss (hashing every field of the key, its locks and its bookkeeping),
-    a fifth of a fresh Lab rerun's own work.
+    cache a fresh rerun misses costs it a hash, a pickle and a lock. A ``SharedCache``, not
+    ``st.cache_resource``, whose ~1 ms per miss was a fifth of a fresh Lab rerun's own work.
     """
     queueing = _evaluate(workload, "queueing", residency)
     teaching = _evaluate(workload, "teaching")
@@ -253,7 +315,7 @@ def _is_unsafe_svg(svg: str) -> bool:
     )
 
 
-@lru_cache(maxsize=256)
+@shared_cache(maxsize=256)
 def diagram_svg(dot: str) -> str | None:
     """The architecture diagram drawn on the server by Graphviz's ``dot``, sized to its column;
     None where ``dot`` is missing or fails (the page then lets the browser draw the DOT). It is

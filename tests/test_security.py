@@ -268,7 +268,7 @@ def _unbounded_caches(source: str, filename: str) -> list[str]:
             keywords = {k.arg: k.value for k in call.keywords} if call else {}
             if name in {"cache_data", "cache_resource"}:
                 bound = keywords.get("max_entries")
-            elif name == "lru_cache":
+            elif name in {"lru_cache", "shared_cache"}:
                 bound = keywords.get("maxsize", call.args[0] if call and call.args else None)
             elif name == "cache":  # functools.cache never evicts
                 bound = None
@@ -295,11 +295,13 @@ def test_the_cache_check_catches_what_it_guards():
         "@lru_cache(maxsize=None)\ndef c(): ...\n"
         "@functools.cache\ndef d(): ...\n"
         "@lru_cache\ndef e(): ...\n"
+        "@shared_cache\ndef f(): ...\n"
     )
     safe = (
         "@st.cache_data(max_entries=32)\ndef a(): ...\n"
         "@lru_cache(maxsize=256)\ndef b(): ...\n"
         "@lru_cache(64)\ndef c(): ...\n"
+        "@shared_cache(maxsize=64)\ndef d(): ...\n"
     )
-    assert len(_unbounded_caches(risky, "risky.py")) == 5, "every unbounded cache must be reported"
+    assert len(_unbounded_caches(risky, "risky.py")) == 6, "every unbounded cache must be reported"
     assert _unbounded_caches(safe, "safe.py") == [], "bounded caches must pass"

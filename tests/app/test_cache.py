@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 
 import pytest
 
@@ -106,3 +107,73 @@ def test_an_svg_with_on_inside_words_is_kept(monkeypatch):
     )
     monkeypatch.setattr(report, "architecture_svg", lambda dot: safe)
     assert cache.diagram_svg("digraph { /* safe */ }") is not None, "a safe SVG was refused"
+
+
+def test_a_shared_cache_computes_a_key_once_however_many_ask_at_once():
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    @cache.shared_cache(maxsize=4)
+    def slow(key):
+        calls.append(key)
+        started.set()
+        release.wait(5)
+        return [key]  # a new object per computation: the callers must all get this one
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(slow("a"))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    assert started.wait(5), "nobody computed"
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert calls == ["a"], f"computed {len(calls)} times for eight callers at once"
+    assert len(results) == 8 and all(r is results[0] for r in results), "callers got copies"
+
+
+def test_a_shared_cache_keeps_at_most_maxsize_results_least_recent_out_first():
+    calls = []
+
+    @cache.shared_cache(maxsize=2)
+    def double(x):
+        calls.append(x)
+        return 2 * x
+
+    assert [double(1), double(2), double(1), double(3)] == [2, 4, 2, 6], "wrong results"
+    double(1)  # still held: used more recently than 2
+    double(2)  # evicted by 3: computed again
+    assert calls == [1, 2, 3, 2], f"computed {calls}"
+    double.cache_clear()
+    double(1)
+    assert calls[-1] == 1, "cache_clear kept a result"
+
+
+def test_a_shared_cache_keeps_no_failure_and_a_waiting_caller_tries_itself():
+    attempts, started, release = [], threading.Event(), threading.Event()
+
+    @cache.shared_cache(maxsize=4)
+    def flaky(key):
+        attempts.append(key)
+        if len(attempts) == 1:
+            started.set()
+            release.wait(5)
+            raise RuntimeError("the first try fails")
+        return key.upper()
+
+    outcomes = []
+
+    def first():
+        with pytest.raises(RuntimeError):
+            flaky("a")
+        outcomes.append("raised")
+
+    failing = threading.Thread(target=first)
+    failing.start()
+    assert started.wait(5), "the first try never started"
+    waiting = threading.Thread(target=lambda: outcomes.append(flaky("a")))
+    waiting.start()
+    release.set()
+    failing.join(5)
+    waiting.join(5)
+    assert sorted(outcomes) == ["A", "raised"], f"outcomes {outcomes}"
+    assert attempts == ["a", "a"], f"attempts {attempts}: the waiter did not try for itself"
