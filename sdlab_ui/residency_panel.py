@@ -22,7 +22,7 @@ from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text
-from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
+from sdlab_ui.widgets import linear_step, log_options, option_labels, slider_format
 
 _KEY = {Workload: astuple, ResidencyInputs: astuple}
 KEY_PREFIX = "residency."
@@ -243,12 +243,13 @@ def _numeric(spec: NumericInput, inputs: ResidencyInputs) -> None:
     st.session_state[key] = value
     label = f"{spec.label} ({spec.unit})"
     if spec.scale == "log":
+        options = log_options(spec, (value,))
         st.select_slider(
             label,
-            log_options(spec, (value,)),
+            options,
             key=key,
             help=spec.help,
-            format_func=lambda v, s=spec: format_value(s, v),
+            format_func=option_labels(spec, options).__getitem__,
             on_change=_on_change,
             args=(spec.name,),
         )

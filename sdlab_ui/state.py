@@ -57,7 +57,13 @@ from sdlab_model.params import (
 from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
-from sdlab_ui.widgets import format_value, linear_step, log_options, slider_format
+from sdlab_ui.widgets import (
+    format_value,
+    linear_step,
+    log_options,
+    option_labels,
+    slider_format,
+)
 
 _WORKLOAD_KEY = "sdlab.workload"
 _MODEL_KEY = "sdlab.model"
@@ -512,7 +518,7 @@ def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
             options,
             key=key,
             help=spec.help,
-            format_func=lambda v, s=spec: format_value(s, v),
+            format_func=option_labels(spec, options).__getitem__,
             on_change=_on_input_change,
             args=(spec.name,),
         )

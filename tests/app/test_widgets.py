@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from sdlab_model import SCENARIOS
 from sdlab_model.params import NUMERIC_INPUTS
-from sdlab_ui.widgets import format_value, log_options
+from sdlab_ui.widgets import format_value, log_options, option_labels
 
 _LOG_INPUTS = [spec for spec in NUMERIC_INPUTS if spec.scale == "log"]
 
@@ -55,3 +55,14 @@ def test_linear_sliders_show_their_unit_and_no_idle_decimals():
     app = open_app()
     shown = app.slider(key=widget_key("batch_window_ms")).proto.format
     assert shown == "%.0f ms", f"the sidebar's batch-window slider formats its value as {shown!r}"
+
+
+def test_option_labels_are_each_options_format_value():
+    for spec in NUMERIC_INPUTS:
+        if spec.scale != "log":
+            continue
+        options = log_options(spec, (float(spec.default),))
+        labels = option_labels(spec, options)
+        assert list(labels) == list(options), f"{spec.name}: labels for other options"
+        for option in options:
+            assert labels[option] == format_value(spec, option), f"{spec.name} {option}"
