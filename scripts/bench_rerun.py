@@ -65,8 +65,9 @@ from sdlab_model import SCENARIOS, scenario_file
 from sdlab_ui import state
 
 lab = state.current()
-for column, card in zip(st.columns(len(SCENARIOS)), SCENARIOS):
-    column.button("Load", key=f"lab.card.{card.id}")
+row = st.container(horizontal=True)
+for card in SCENARIOS:
+    row.button(card.title, key=f"lab.card.{card.id}")
 st.button("Start the walkthrough", key="lab.walk.start")
 st.download_button("Download scenario file (JSON)", scenario_file.dumps(lab.workload, lab.model),
                    file_name="s.json", key="lab.scenario_download", on_click="ignore")

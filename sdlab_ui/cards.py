@@ -18,26 +18,34 @@ def card_key(card_id: str) -> str:
     return f"lab.card.{card_id}"
 
 
+CARDS_KEY = "lab-cards"
+"""The row of cards (``panels.lab_style`` sizes the cards in it)."""
+
+
 def scenario_cards() -> None:
-    """Five cards left to right, the intended demo path; a click loads the card's inputs."""
-    st.markdown("#### Scenarios: click left to right for the demo path")
+    """Five cards left to right, the intended demo path; a click on a card loads its inputs.
+
+    Each card is one button whose label is the card (its step, title and summary): six elements
+    for the row, where a bordered column per card with its text and a Load button were seventeen,
+    each a message to the browser on every rerun.
+    """
+    st.markdown("#### Scenarios: click a card to load it, left to right for the demo path")
     current = state.current()
-    columns = st.columns(len(SCENARIOS), border=True)
-    for column, card, card_workload in zip(columns, SCENARIOS, _CARD_WORKLOADS, strict=True):
-        with column:
-            loaded = card_workload == current.workload
-            step = f"STEP {card.step:02d}" + (" · loaded" if loaded else "")
-            st.markdown(f":gray[{step}]  \n**{card.title}**  \n:gray[{card.summary}]")
-            st.button(
-                "Load",
-                key=card_key(card.id),
-                on_click=_load_card,
-                args=(card.id,),
-                type="primary" if loaded else "secondary",
-                width="stretch",
-            )
-    # The columns share the row's height, and panels.lab_style gives each button an automatic
-    # top margin, so every button sits on the cards' bottom line.
+    row = st.container(horizontal=True, key=CARDS_KEY)
+    for card, card_workload in zip(SCENARIOS, _CARD_WORKLOADS, strict=True):
+        loaded = card_workload == current.workload
+        if loaded:  # the primary colour behind it: plain text reads best there
+            label = f"STEP {card.step:02d} · loaded  \n**{card.title}**  \n{card.summary}"
+        else:
+            label = f":gray[STEP {card.step:02d}]  \n**{card.title}**  \n:gray[{card.summary}]"
+        row.button(
+            label,
+            key=card_key(card.id),
+            on_click=_load_card,
+            args=(card.id,),
+            type="primary" if loaded else "secondary",
+            width="stretch",
+        )
 
 
 def walkthrough() -> None:

@@ -281,9 +281,9 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
 
 def lab_style() -> None:
     """The Lab's stylesheet, one element: the summary line's rules (``sticky_summary``), the
-    scenario cards' (``cards.scenario_cards``: an automatic top margin puts every card's button
-    on the cards' bottom line, however many lines its summary takes) and the headline numbers'
-    (``headline``: drawn as Streamlit draws a metric, with its delta colours)."""
+    scenario cards' (``cards.scenario_cards``: five buttons of equal width and height, each card's
+    text from its top) and the headline numbers' (``headline``: drawn as Streamlit draws
+    a metric, with its delta colours)."""
     st.html(
         """<style>
 [data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
@@ -292,7 +292,12 @@ def lab_style() -> None:
   padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
 }
 .st-key-sdlab-summary p { font-size: 0.9rem; }
-[class*="st-key-lab-card-"] { margin-top: auto; }
+.st-key-lab-cards { gap: 0.75rem; align-items: stretch; }
+.st-key-lab-cards > div { flex: 1 1 0; min-width: 9rem; }
+.st-key-lab-cards [data-testid="stButton"], .st-key-lab-cards button { height: 100%; }
+.st-key-lab-cards button { justify-content: flex-start; align-items: flex-start;
+  padding: 0.6rem 0.85rem; }
+.st-key-lab-cards button p { white-space: normal; font-size: 0.875rem; }
 .sdlab-headline { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.5rem 2.5rem; }
 .sdlab-metric-label { font-size: 0.875rem; opacity: 0.75; }
 .sdlab-metric-value { font-size: 2.25rem; line-height: 1.3; white-space: nowrap; }
