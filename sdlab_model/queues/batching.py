@@ -216,39 +216,24 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
     Each class is ``_formation_service_sf``'s ``F + S``; the rows are cells. Newton on the
     mixture's survival function, safeguarded by a shrinking bracket, iterating only the rows not
     yet converged. With one class it is ``_quantile_of_sum``. ``tail`` is one value or a column
-    (one per row); rows never mix, so a row's result does not depend on the others.
+    (one per row); rows never mix, so a row's result does not depend on the others. A compiled
+    loop over rows (``_tail_kernel.mixture_quantile_rows``) running ``_formation_service_sf`` and
+    ``_safeguarded_newton`` per cell.
     """
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._tail_kernel import mixture_quantile_rows
+
+    tau, first_share, mean, sd, weight = np.broadcast_arrays(tau, first_share, mean, sd, weight)
+    row_shape, classes = tau.shape[:-1], tau.shape[-1]
     tau, first_share, mean, sd, weight = (
-        np.array(v, dtype=float) for v in np.broadcast_arrays(tau, first_share, mean, sd, weight)
+        np.ascontiguousarray(v, dtype=float).reshape(-1, classes)
+        for v in (tau, first_share, mean, sd, weight)
     )
-    lo = np.min(mean - 8.0 * sd, axis=-1)
-    hi = np.max(mean + tau + 8.0 * sd, axis=-1)
-    start = np.sum(weight * (mean + tau * (1.0 - tail)), axis=-1)
-    t = np.minimum(np.maximum(start, lo), hi)
-    row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, t.shape)
-    active = np.arange(t.size)
-    rows = (t, lo, hi, tau, first_share, mean, sd, weight, row_tail)
-    for _ in range(2 * _NEWTON_STEPS):
-        # While every row is still moving, the arrays themselves (no copies by index).
-        every = active.size == t.size
-        ta, la, ha, tau_a, share_a, mean_a, sd_a, w, tail_a = (
-            rows if every else (v[active] for v in rows)
-        )
-        survival, density = _formation_service_sf(ta[:, None], tau_a, share_a, mean_a, sd_a)
-        # ndarray.sum is np.sum without its dispatch (the same reduction).
-        excess = (w * survival).sum(axis=-1) - tail_a
-        slope = (w * density).sum(axis=-1)
-        step, la, ha = _safeguarded_newton(ta, la, ha, excess, slope)
-        moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
-        if every:
-            t, lo, hi = step, la, ha
-            rows = (t, lo, hi, *rows[3:])
-        else:
-            t[active], lo[active], hi[active] = step, la, ha
-        active = active[moving]
-        if active.size == 0:
-            break
-    return t
+    row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, row_shape)
+    row_tail = np.ascontiguousarray(row_tail, dtype=float).reshape(-1)
+    steps = 2 * _NEWTON_STEPS
+    t = mixture_quantile_rows(tau, first_share, mean, sd, weight, row_tail, steps)
+    return t.reshape(row_shape)
 
 
 def _window_batch(lam: np.ndarray, window: float, size_cap: float) -> np.ndarray:
