@@ -264,10 +264,15 @@ def mixture_quantile_rows(
 
 
 def warm_up() -> None:
-    """Compile every kernel for the argument types the model passes (into the disk cache)."""
+    """Compile every kernel for the argument types the model passes (into the disk cache).
+
+    Through the public functions, so that the types are theirs (the tail-constant table, say,
+    is a read-only array, a type of its own to numba).
+    """
+    from sdlab_model.queues import batching, mdc, mdc_grid
+
     cells = np.array([4.0, 32.0])
-    decay_rate_cells(cells, np.array([2.0, 31.0]))
-    nodes = np.array([1.0, 2.0, 4.0])
-    log_tail_constant_cells(cells, np.array([0.3, 0.9]), nodes, nodes, np.zeros((3, 3)))
+    mdc.decay_rate(cells, cells / 2.0)
+    mdc_grid.log_tail_constant(cells, np.array([0.3, 0.9]))
     block = np.ones((2, 3))
-    mixture_quantile_rows(block, block, block, block, block / 3.0, np.full(2, 0.01), 60)
+    batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)

@@ -225,12 +225,13 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
 
     tau, first_share, mean, sd, weight = np.broadcast_arrays(tau, first_share, mean, sd, weight)
     row_shape, classes = tau.shape[:-1], tau.shape[-1]
+    # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.
     tau, first_share, mean, sd, weight = (
-        np.ascontiguousarray(v, dtype=float).reshape(-1, classes)
+        np.array(v, dtype=float, order="C").reshape(-1, classes)
         for v in (tau, first_share, mean, sd, weight)
     )
     row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, row_shape)
-    row_tail = np.ascontiguousarray(row_tail, dtype=float).reshape(-1)
+    row_tail = np.array(row_tail, dtype=float, order="C").reshape(-1)
     steps = 2 * _NEWTON_STEPS
     t = mixture_quantile_rows(tau, first_share, mean, sd, weight, row_tail, steps)
     return t.reshape(row_shape)

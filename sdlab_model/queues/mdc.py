@@ -104,7 +104,9 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     from sdlab_model.queues._tail_kernel import decay_rate_cells
 
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(offered_load, float))
-    return decay_rate_cells(c.ravel(), a.ravel()).reshape(c.shape)
+    # Fresh copies: a read-only view would compile the kernel once more.
+    eta = decay_rate_cells(np.array(c, order="C").ravel(), np.array(a, order="C").ravel())
+    return eta.reshape(c.shape)
 
 
 def dense_stationary(arrivals: np.ndarray, servers: int, states: int) -> np.ndarray:

@@ -66,7 +66,9 @@ def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarra
     from sdlab_model.queues._tail_kernel import log_tail_constant_cells
 
     c, rho = np.broadcast_arrays(np.asarray(servers, float), np.asarray(utilization, float))
-    log_c = log_tail_constant_cells(c.ravel(), rho.ravel(), _SERVERS, _LOAD_V, _LOG_C)
+    # Fresh copies: a read-only view would compile the kernel once more.
+    c_cells, rho_cells = np.array(c, order="C").ravel(), np.array(rho, order="C").ravel()
+    log_c = log_tail_constant_cells(c_cells, rho_cells, _SERVERS, _LOAD_V, _LOG_C)
     return log_c.reshape(c.shape)
 
 
