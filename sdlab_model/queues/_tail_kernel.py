@@ -1,4 +1,8 @@
-"""Compiled per-cell loops of the fleet model's tail formulas (decay rate, tail constant, quantile).
+"""Compiled per-cell loops of the fleet model's tail formulas.
+
+They are ``mdc.decay_rate`` (Newton), ``mdc_grid.log_tail_constant`` and
+``batching.quantile_from_table`` (bilinear table lookups), and ``batching.mixture_quantile``
+(safeguarded Newton on a mixture of closed-form survival functions).
 
 Imported lazily by ``sdlab_model.queues.mdc``, ``mdc_grid`` and ``batching`` so that
 ``import sdlab_model`` neither imports numba nor compiles anything; ``python3 dev.py run``
@@ -8,8 +12,9 @@ Why compiled: one fresh ``evaluate`` runs these on 3 to 32 cells, inside iterati
 40 Newton steps of a dozen array operations each). On arrays that small numpy's cost is its
 per-call overhead, not arithmetic; a loop over cells does the same arithmetic without it. Each
 kernel is the numpy formula it replaced, written per cell in the same order of operations and
-with the same stopping rules, so results agree with it to rounding (the tests under
-``tests/sdlab_model/queues/test_tail_kernel.py`` keep the numpy versions as references).
+with the same stopping rules, so results agree with it to rounding (a sum over classes even adds
+in numpy's pairwise order; ``tests/sdlab_model/queues/test_tail_kernel.py`` keeps the numpy
+versions as references). Heatmap grids (thousands of cells) run the same loops.
 
 Compiled with numpy's error model: a division by zero gives ``inf`` or ``nan`` as in numpy,
 not an exception. With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python (correct,
@@ -175,6 +180,47 @@ def log_tail_constant_cells(
 
 
 @_compile
+def quantile_from_table_cells(
+    tau: np.ndarray,
+    first_share: np.ndarray,
+    mean: np.ndarray,
+    sd: np.ndarray,
+    table: np.ndarray,
+    spread_nodes: np.ndarray,
+    log_spread_nodes: np.ndarray,
+    share_nodes: np.ndarray,
+    log_share_nodes: np.ndarray,
+) -> np.ndarray:
+    """``batching.quantile_from_table`` over 1-d arrays: bilinear in ``ln(tau / sd)`` (with 0 as
+    the first node) and ``ln first_share``. The ``log_`` nodes are numpy's logs of the nodes
+    (of ``spread_nodes[1:]``), passed in so that they are the very values it interpolated on."""
+    out = np.empty(tau.size)
+    for k in range(tau.size):
+        a = _clamp(tau[k] / sd[k], 0.0, spread_nodes[-1])
+        p = _clamp(first_share[k], share_nodes[0], 1.0)
+        la = math.log(spread_nodes[1] if a < spread_nodes[1] else a)
+        i = _interval(log_spread_nodes, la)
+        step_a = log_spread_nodes[i + 1] - log_spread_nodes[i]
+        wa = _clamp((la - log_spread_nodes[i]) / step_a, 0.0, 1.0)
+        i = i + 1  # table rows: 0 is a = 0
+        if a < spread_nodes[1]:
+            wa = a / spread_nodes[1]
+            i = 0
+        lp = math.log(p)
+        j = _interval(log_share_nodes, lp)
+        step_p = log_share_nodes[j + 1] - log_share_nodes[j]
+        wp = _clamp((lp - log_share_nodes[j]) / step_p, 0.0, 1.0)
+        g = (
+            (1 - wa) * (1 - wp) * table[i, j]
+            + wa * (1 - wp) * table[i + 1, j]
+            + (1 - wa) * wp * table[i, j + 1]
+            + wa * wp * table[i + 1, j + 1]
+        )
+        out[k] = mean[k] + sd[k] * g * (1.0 + a)
+    return out
+
+
+@_compile
 def _normal_sf_pdf(z: float) -> tuple[float, float]:
     """``batching._normal_sf_pdf`` for one value (A&S 7.1.26 for erfc, one exponential)."""
     x = z / _SQRT2
@@ -276,3 +322,4 @@ def warm_up() -> None:
     mdc_grid.log_tail_constant(cells, np.array([0.3, 0.9]))
     block = np.ones((2, 3))
     batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)
+    batching.quantile_from_table(cells, cells, cells, cells, 0.01)

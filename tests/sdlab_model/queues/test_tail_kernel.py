@@ -108,6 +108,28 @@ def _mixture_mismatches() -> list[str]:
     return found
 
 
+def _table_quantile_mismatches() -> list[str]:
+    rng = np.random.default_rng(SEED + 4)
+    cells = 400
+    sd = 10.0 ** rng.uniform(-3, 1, cells)
+    # tau / sd from 0 and below the first node (1e-4) to beyond the last (1e6).
+    tau = sd * np.concatenate(([0.0, 1e-6, 1e-4, 1e6, 1e8], 10.0 ** rng.uniform(-5, 7, cells - 5)))
+    # first_share below the table (1/512), on it, and 1.
+    first_share = np.concatenate(([1e-4, 1.0 / 512.0, 1.0], 10.0 ** rng.uniform(-3, 0, cells - 3)))
+    mean = rng.uniform(0.5, 30.0, cells)
+    found = []
+    for tail in (0.01, 0.05):
+        args = (tau, first_share, mean, sd, tail)
+        found += _mismatches(
+            f"tail {tail}",
+            batching.quantile_from_table(*args),
+            numpy_reference.quantile_from_table_numpy(*args),
+        )
+    scalar = (0.5, 0.25, 3.0, 0.1, 0.01)
+    expected = numpy_reference.quantile_from_table_numpy(*scalar)
+    return found + _mismatches("scalar", batching.quantile_from_table(*scalar), expected)
+
+
 def test_decay_rate_matches_the_numpy_newton():
     mismatches = _decay_rate_mismatches()
     assert not mismatches, f"compiled decay_rate differs from numpy: {mismatches}"
@@ -121,6 +143,11 @@ def test_log_tail_constant_matches_the_numpy_interpolation():
 def test_mixture_quantile_matches_the_numpy_newton():
     mismatches = _mixture_mismatches()
     assert not mismatches, f"compiled mixture_quantile differs from numpy: {mismatches}"
+
+
+def test_quantile_from_table_matches_the_numpy_interpolation():
+    mismatches = _table_quantile_mismatches()
+    assert not mismatches, f"compiled quantile_from_table differs from numpy: {mismatches}"
 
 
 def test_row_sum_adds_in_numpys_order():
@@ -166,6 +193,11 @@ MUTANTS = {
         _log_tail_constant_mismatches,
         [("+ (1 - wc) * wu * table[i, j + 1]", "+ (1 - wc) * wu * table[i + 1, j]")],
     ),
+    "table quantile with a corner on the wrong node": (
+        "quantile_from_table_cells",
+        _table_quantile_mismatches,
+        [("+ (1 - wa) * wp * table[i, j + 1]", "+ (1 - wa) * wp * table[i + 1, j]")],
+    ),
 }
 
 
@@ -182,7 +214,12 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
     assert mismatches_of(), f"the comparison did not notice the mutant: {mutation}"
 
 
-KERNELS = ("decay_rate_cells", "log_tail_constant_cells", "mixture_quantile_rows")
+KERNELS = (
+    "decay_rate_cells",
+    "log_tail_constant_cells",
+    "mixture_quantile_rows",
+    "quantile_from_table_cells",
+)
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no compilation to warm")
