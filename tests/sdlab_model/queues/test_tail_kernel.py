@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import inspect
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import numpy_reference  # beside this file (pytest puts the folder on the path)
 import pytest
 
 from sdlab_model import Workload, evaluate, p99_grid
 from sdlab_model.queues import _tail_kernel, batching, mdc, mdc_grid
-from tests.sdlab_model.queues import numpy_reference
 
+ROOT = Path(__file__).resolve().parents[3]
 RELATIVE_TOLERANCE = 1e-12
 SEED = 20261201
 
@@ -237,3 +241,40 @@ def test_warm_up_compiles_every_type_the_model_passes():
         p99_grid(workload, rates, replicas)
     after = {name: len(getattr(_tail_kernel, name).signatures) for name in KERNELS}
     assert after == compiled, f"the model compiled new kernel types after warm_up: {after}"
+
+
+def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
+    calls = []
+
+    def fake_njit(*, cache, nogil, error_model):
+        assert nogil and error_model == "numpy", "kernels release the GIL, divide as numpy does"
+        calls.append(cache)
+        if cache:
+            raise RuntimeError("cannot cache function: no locator available")
+        return lambda function: function
+
+    monkeypatch.setattr(_tail_kernel, "njit", fake_njit)
+    function = getattr(_tail_kernel._clamp, "py_func", _tail_kernel._clamp)  # the JIT may be off
+    compiled = _tail_kernel._compile(function)
+    assert calls == [True, False], f"expected a cached try then an uncached compile, got {calls}"
+    assert compiled is function, "the fallback should compile the same function"
+
+
+def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
+    code = (
+        "import sys, sdlab_model\n"
+        "from sdlab_model.queues import batching, fleet, mdc, mdc_grid, queueing\n"
+        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, f"import failed:\n{completed.stderr}"
+    assert completed.stdout.split() == ["False", "False"], (
+        f"importing the queues package pulled in numba or the tail kernels: {completed.stdout!r}"
+    )
