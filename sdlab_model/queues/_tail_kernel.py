@@ -94,7 +94,8 @@ def decay_rate_cells(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarra
     """``mdc.decay_rate`` over 1-d arrays: Newton on ``c ln(1 + x/a) - x``; ``nan`` if ``a >= c``.
 
     Every cell steps until all have settled (the numpy loop's rule, kept so that results match
-    it: near saturation a settled cell's further steps still move it at the 1e-7 level).
+    it: near saturation, where g is flat, a settled cell's further steps still move it; stopping
+    each cell on its own moved some by up to 1e-3 relative at 1 - rho ~ 1e-13).
     """
     n = servers.size
     c_safe = np.empty(n)
@@ -118,6 +119,7 @@ def decay_rate_cells(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarra
             # At g's maximum the slope is 0: double instead (the root lies further right).
             step = value / slope if slope < 0.0 else -eta[i]
             eta[i] = eta[i] - step
+            # Settled when the step is tiny, or g is down to its rounding noise (1 - rho ~ 1e-9).
             if not (abs(step) <= 1e-11 * eta[i] or abs(value) <= 1e-14 * log_term):
                 settled = False
         if settled:
