@@ -174,7 +174,10 @@ def upgrade() -> int:
     return status
 
 
-_WARM_KERNELS = "from sdlab_model.queues.mdc import MdcWait; MdcWait.solve(2, 1.0)"
+_WARM_KERNELS = (
+    "from sdlab_model.queues.mdc import MdcWait; MdcWait.solve(2, 1.0); "
+    "from sdlab_model.queues._tail_kernel import warm_up; warm_up()"
+)
 
 
 def main(argv: list[str]) -> int:
@@ -186,8 +189,8 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     python = _ensure_environment(REQUIREMENTS[command])
     if command == "run":
-        # Compile the exact M/D/c kernel into numba's disk cache now (a no-op once cached), so
-        # that the first visitor's page does not wait a few seconds for the compiler.
+        # Compile the exact M/D/c and the tail kernels into numba's disk cache now (a no-op once
+        # cached), so that the first visitor's page does not wait seconds for the compiler.
         subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})

@@ -161,6 +161,8 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
 
 _TABLE_SPREAD = np.concatenate(([0.0], np.geomspace(1e-4, 1e6, 301)))
 _TABLE_FIRST_SHARE = np.geomspace(1.0 / 512.0, 1.0, 145)
+_LOG_TABLE_SPREAD = np.log(_TABLE_SPREAD[1:])  # a = 0 is the first row, ahead of these
+_LOG_TABLE_FIRST_SHARE = np.log(_TABLE_FIRST_SHARE)
 
 
 @lru_cache(maxsize=8)
@@ -180,34 +182,19 @@ def quantile_from_table(tau, first_share, mean, sd, tail):
     """``_quantile_of_sum`` by bilinear interpolation of ``_standard_quantile_table``.
 
     For grids: no iteration per cell. ``tests/sdlab_model/queues/test_fleet.py`` checks it against
-    the solver (within 0.1% of ``t`` over random cells).
+    the solver (within 0.1% of ``t`` over random cells). A compiled loop over cells
+    (``_tail_kernel.quantile_from_table_cells``), in log ``a`` (``a = 0`` the first node) and
+    log ``p``.
     """
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._tail_kernel import quantile_from_table_cells
+
     table = _standard_quantile_table(float(tail))
-    tau, first_share, mean, sd = (
-        np.asarray(v, dtype=float) for v in np.broadcast_arrays(tau, first_share, mean, sd)
-    )
-    a = np.minimum(np.maximum(tau / sd, 0.0), _TABLE_SPREAD[-1])  # np.clip, cheaper
-    p = np.minimum(np.maximum(first_share, _TABLE_FIRST_SHARE[0]), 1.0)
-    # Interpolate in log a (with a = 0 as the first node) and log p.
-    la = np.log(np.maximum(a, _TABLE_SPREAD[1]))
-    nodes_a = np.log(_TABLE_SPREAD[1:])
-    i = np.minimum(np.maximum(np.searchsorted(nodes_a, la, side="right") - 1, 0), nodes_a.size - 2)
-    wa = np.minimum(np.maximum((la - nodes_a[i]) / (nodes_a[i + 1] - nodes_a[i]), 0.0), 1.0)
-    i = i + 1  # table rows: 0 is a = 0
-    below = a < _TABLE_SPREAD[1]
-    wa = np.where(below, a / _TABLE_SPREAD[1], wa)
-    i = np.where(below, 0, i)
-    lp = np.log(p)
-    nodes_p = np.log(_TABLE_FIRST_SHARE)
-    j = np.minimum(np.maximum(np.searchsorted(nodes_p, lp, side="right") - 1, 0), nodes_p.size - 2)
-    wp = np.minimum(np.maximum((lp - nodes_p[j]) / (nodes_p[j + 1] - nodes_p[j]), 0.0), 1.0)
-    g = (
-        (1 - wa) * (1 - wp) * table[i, j]
-        + wa * (1 - wp) * table[i + 1, j]
-        + (1 - wa) * wp * table[i, j + 1]
-        + wa * wp * table[i + 1, j + 1]
-    )
-    return mean + sd * g * (1.0 + a)
+    tau, first_share, mean, sd = np.broadcast_arrays(tau, first_share, mean, sd)
+    # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.
+    cells = (np.array(v, dtype=float, order="C").ravel() for v in (tau, first_share, mean, sd))
+    nodes = (_TABLE_SPREAD, _LOG_TABLE_SPREAD, _TABLE_FIRST_SHARE, _LOG_TABLE_FIRST_SHARE)
+    return quantile_from_table_cells(*cells, table, *nodes).reshape(tau.shape)
 
 
 def mixture_quantile(tau, first_share, mean, sd, weight, tail):
@@ -216,39 +203,25 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
     Each class is ``_formation_service_sf``'s ``F + S``; the rows are cells. Newton on the
     mixture's survival function, safeguarded by a shrinking bracket, iterating only the rows not
     yet converged. With one class it is ``_quantile_of_sum``. ``tail`` is one value or a column
-    (one per row); rows never mix, so a row's result does not depend on the others.
+    (one per row); rows never mix, so a row's result does not depend on the others. A compiled
+    loop over rows (``_tail_kernel.mixture_quantile_rows``) running ``_formation_service_sf`` and
+    ``_safeguarded_newton`` per cell.
     """
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._tail_kernel import mixture_quantile_rows
+
+    tau, first_share, mean, sd, weight = np.broadcast_arrays(tau, first_share, mean, sd, weight)
+    row_shape, classes = tau.shape[:-1], tau.shape[-1]
+    # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.
     tau, first_share, mean, sd, weight = (
-        np.array(v, dtype=float) for v in np.broadcast_arrays(tau, first_share, mean, sd, weight)
+        np.array(v, dtype=float, order="C").reshape(-1, classes)
+        for v in (tau, first_share, mean, sd, weight)
     )
-    lo = np.min(mean - 8.0 * sd, axis=-1)
-    hi = np.max(mean + tau + 8.0 * sd, axis=-1)
-    start = np.sum(weight * (mean + tau * (1.0 - tail)), axis=-1)
-    t = np.minimum(np.maximum(start, lo), hi)
-    row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, t.shape)
-    active = np.arange(t.size)
-    rows = (t, lo, hi, tau, first_share, mean, sd, weight, row_tail)
-    for _ in range(2 * _NEWTON_STEPS):
-        # While every row is still moving, the arrays themselves (no copies by index).
-        every = active.size == t.size
-        ta, la, ha, tau_a, share_a, mean_a, sd_a, w, tail_a = (
-            rows if every else (v[active] for v in rows)
-        )
-        survival, density = _formation_service_sf(ta[:, None], tau_a, share_a, mean_a, sd_a)
-        # ndarray.sum is np.sum without its dispatch (the same reduction).
-        excess = (w * survival).sum(axis=-1) - tail_a
-        slope = (w * density).sum(axis=-1)
-        step, la, ha = _safeguarded_newton(ta, la, ha, excess, slope)
-        moving = (np.abs(step - ta) > 1e-8 * step) & (np.abs(excess) > 1e-6)
-        if every:
-            t, lo, hi = step, la, ha
-            rows = (t, lo, hi, *rows[3:])
-        else:
-            t[active], lo[active], hi[active] = step, la, ha
-        active = active[moving]
-        if active.size == 0:
-            break
-    return t
+    row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, row_shape)
+    row_tail = np.array(row_tail, dtype=float, order="C").reshape(-1)
+    steps = 2 * _NEWTON_STEPS
+    t = mixture_quantile_rows(tau, first_share, mean, sd, weight, row_tail, steps)
+    return t.reshape(row_shape)
 
 
 def _window_batch(lam: np.ndarray, window: float, size_cap: float) -> np.ndarray:

@@ -93,32 +93,20 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     ``g(x) = c ln(1 + x/a) - x`` starts at ``max(2a(c - a)/c, c - a)``: the first is the
     heavy-traffic root of g's quadratic expansion, which lies left of the root (``ln(1 + y) >=
     y - y^2/2``); the second is g's maximum. From there each Newton step lands right of the root
-    and then decreases monotonically to it. Vectorized; ``nan`` where ``a >= c``.
+    and then decreases monotonically to it. Every cell steps until all have settled (at most 40
+    steps). Vectorized, by a compiled loop over cells (``_tail_kernel.decay_rate_cells``); ``nan``
+    where ``a >= c``.
 
     Sources: the Cramér–Lundberg exponent of the E_c/D/1 Lindley walk (M/D/c with cyclic
     assignment); Tijms, *A First Course in Stochastic Models* (2003) §9.4.
     """
-    c = np.asarray(servers, dtype=float)
-    a = np.asarray(offered_load, dtype=float)
-    c, a = np.broadcast_arrays(c, a)
-    stable = a < c
-    a_safe = np.where(stable, np.maximum(a, 1e-300), 1.0)
-    c_safe = np.where(stable, c, 2.0)
-    gap = c_safe - a_safe
-    eta = np.maximum(2.0 * a_safe * gap / c_safe, gap)
-    for _ in range(40):
-        log_term = c_safe * np.log1p(eta / a_safe)
-        value = log_term - eta
-        slope = c_safe / (a_safe + eta) - 1.0
-        # At g's maximum the slope is 0: double instead (the root lies further right).
-        falling = slope < 0.0
-        step = np.where(falling, value / np.where(falling, slope, -1.0), -eta)
-        eta = eta - step
-        # Done when the step is tiny, or when g is down to its rounding noise (1 - rho ~ 1e-9).
-        settled = (np.abs(step) <= 1e-11 * eta) | (np.abs(value) <= 1e-14 * log_term)
-        if settled.all():
-            break
-    return np.where(stable, eta, np.nan)
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._tail_kernel import decay_rate_cells
+
+    c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(offered_load, float))
+    # Fresh copies: a read-only view would compile the kernel once more.
+    eta = decay_rate_cells(np.array(c, order="C").ravel(), np.array(a, order="C").ravel())
+    return eta.reshape(c.shape)
 
 
 def dense_stationary(arrivals: np.ndarray, servers: int, states: int) -> np.ndarray:

@@ -59,24 +59,17 @@ def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarra
     Linear in ``c`` (not ``ln c``) because for many servers ``ln C ~ -c I(rho)``, linear in ``c``.
     Outside the table (``rho < 0.001`` or ``rho > 0.995``, or more servers than the last node)
     the nearest node is used: below 0.001 the p99 wait is 0 anyway; near 1, ``C`` tends to its
-    heavy-traffic limit and changes slowly.
+    heavy-traffic limit and changes slowly. A compiled loop over cells
+    (``_tail_kernel.log_tail_constant_cells``).
     """
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._tail_kernel import log_tail_constant_cells
+
     c, rho = np.broadcast_arrays(np.asarray(servers, float), np.asarray(utilization, float))
-    # np.minimum(np.maximum(...)) is np.clip without its wrapper's cost (a hot path).
-    rho = np.minimum(np.maximum(rho, 1e-300), 1.0 - 1e-12)
-    u = np.where(rho < 0.5, np.log(4.0 * rho), -np.log1p(-rho))
-    u = np.minimum(np.maximum(u, _LOAD_V[0]), _LOAD_V[-1])
-    c = np.minimum(np.maximum(c, _SERVERS[0]), _SERVERS[-1])
-    i = np.minimum(np.maximum(np.searchsorted(_SERVERS, c, side="right") - 1, 0), _SERVERS.size - 2)
-    j = np.minimum(np.maximum(np.searchsorted(_LOAD_V, u, side="right") - 1, 0), _LOAD_V.size - 2)
-    wc = (c - _SERVERS[i]) / (_SERVERS[i + 1] - _SERVERS[i])
-    wu = (u - _LOAD_V[j]) / (_LOAD_V[j + 1] - _LOAD_V[j])
-    return (
-        (1 - wc) * (1 - wu) * _LOG_C[i, j]
-        + wc * (1 - wu) * _LOG_C[i + 1, j]
-        + (1 - wc) * wu * _LOG_C[i, j + 1]
-        + wc * wu * _LOG_C[i + 1, j + 1]
-    )
+    # Fresh copies: a read-only view would compile the kernel once more.
+    c_cells, rho_cells = np.array(c, order="C").ravel(), np.array(rho, order="C").ravel()
+    log_c = log_tail_constant_cells(c_cells, rho_cells, _SERVERS, _LOAD_V, _LOG_C)
+    return log_c.reshape(c.shape)
 
 
 def p99_wait_units(servers: np.ndarray, utilization: np.ndarray) -> np.ndarray:
