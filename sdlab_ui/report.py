@@ -17,7 +17,6 @@ from __future__ import annotations
 import html
 import math
 import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -34,7 +33,7 @@ from sdlab_model.sources import (
     TEACHING_ASSUMPTIONS,
     TRADEOFF_BY_DECISION,
 )
-from sdlab_ui import figures
+from sdlab_ui import figures, spawn
 from sdlab_ui.figures import ms_text, rate_text
 from sdlab_ui.simulation import SimSummary
 from sdlab_ui.widgets import format_value
@@ -78,22 +77,12 @@ def architecture_svg(dot: str) -> str | None:
     executable = shutil.which("dot")
     if executable is None:
         return None
-    try:
-        # Bytes, not text=True: subprocess's text mode wraps the pipes in decoders (~0.2 ms).
-        done = subprocess.run(
-            [executable, "-Tsvg"],
-            input=dot.encode(),
-            capture_output=True,
-            timeout=DOT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    start = done.stdout.find(b"<svg")
-    if done.returncode != 0 or start < 0:
+    output = spawn.run_filter([executable, "-Tsvg"], dot.encode(), DOT_TIMEOUT_S)
+    start = -1 if output is None else output.find(b"<svg")
+    if start < 0:
         return None
     # Without the XML prolog and DOCTYPE, for inline use.
-    return done.stdout[start:].decode("utf-8", errors="replace")
+    return output[start:].decode("utf-8", errors="replace")
 
 
 def html_report(
