@@ -1,19 +1,11 @@
 """Lab: the workload in the sidebar, the architecture, the numbers and why they change."""
 
-import streamlit as st
-
 from sdlab_ui import cache, cards, compare, figures, panels, state
 
 lab = state.current()
 view = cache.lab_view(lab.workload, lab.model, lab.residency)
 
-# The title and its lead as one element: each element is a message on every rerun.
-st.markdown(
-    "# System Design Lab: real-time model serving\n\n"
-    "Dynamic batching and GPUs buy capacity, and each spends part of your **p99 budget**. Move "
-    "the workload in the sidebar or load a scenario below, and watch the architecture respond."
-)
-panels.lab_style()  # before the headline it styles
+panels.lab_header()  # the stylesheet, the title and its lead
 # The p99 and the diagram first, so both are in view on a laptop screen without scrolling.
 panels.headline(view.result, view.sim)
 panels.sticky_summary(view.result, view.sim)

@@ -581,12 +581,16 @@ async def attack(visitor: HostileVisitor, loaded_all: asyncio.Barrier, args, tal
 
 
 def _title_is(title: str):
-    """A page's title: st.title's heading, or a Markdown element that opens with it (the Lab)."""
+    """A page's title: st.title's heading, or a Markdown element holding it as a heading (the
+    Lab's, after its stylesheet)."""
 
     def is_title(element) -> bool:
         kind = element.WhichOneof("type")
         if kind == "markdown":
-            return element.markdown.body.startswith("# ") and title in element.markdown.body
+            return any(
+                line.startswith("# ") and title in line
+                for line in element.markdown.body.splitlines()
+            )
         return kind == "heading" and title in element.heading.body
 
     return is_title

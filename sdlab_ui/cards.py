@@ -19,7 +19,7 @@ def card_key(card_id: str) -> str:
 
 
 CARDS_KEY = "lab-cards"
-"""The row of cards (``panels.lab_style`` sizes the cards in it)."""
+"""The row of cards (the Lab's stylesheet, ``panels.lab_header``, sizes the cards in it)."""
 
 
 def scenario_cards() -> None:

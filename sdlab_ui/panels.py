@@ -214,7 +214,7 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
         + "</tr></tbody></table>"
     )
     # One element, not three st.metric in four columns (nine messages to the browser on every
-    # rerun, ~0.5 ms of the server's time): the same numbers, styled alike by lab_style.
+    # rerun, ~0.5 ms of the server's time): the same numbers, styled alike by the Lab's stylesheet.
     st.markdown(
         f'<div class="{HEADLINE_CLASS}">{"".join(metrics)}{table}</div>', unsafe_allow_html=True
     )
@@ -272,20 +272,19 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
     ``position: sticky`` keeps it there while the
     sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
     sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
-    rules, in ``lab_style``, go on the container's layout wrapper, the child of the sidebar's
+    rules, in ``_LAB_STYLE``, go on the container's layout wrapper, the child of the sidebar's
     flex column.)
     """
     with st.sidebar.container(key=SUMMARY_KEY):
         st.markdown(summary_line(result, sim))
 
 
-def lab_style() -> None:
-    """The Lab's stylesheet, one element: the summary line's rules (``sticky_summary``), the
-    scenario cards' (``cards.scenario_cards``: five buttons of equal width and height, each card's
-    text from its top) and the headline numbers' (``headline``: drawn as Streamlit draws
-    a metric, with its delta colours)."""
-    st.html(
-        """<style>
+LAB_TITLE = "System Design Lab: real-time model serving"
+_LAB_LEAD = (
+    "Dynamic batching and GPUs buy capacity, and each spends part of your **p99 budget**. Move "
+    "the workload in the sidebar or load a scenario below, and watch the architecture respond."
+)
+_LAB_STYLE = """<style>
 [data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
 [data-testid="stSidebar"] [data-testid="stLayoutWrapper"]:has(> .st-key-sdlab-summary) {
   order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
@@ -307,7 +306,17 @@ def lab_style() -> None:
 .sdlab-metric-delta.bad { color: rgb(255, 43, 43); background: rgba(255, 43, 43, 0.1); }
 .sdlab-headline table { flex: 1 1 24rem; margin: 0; align-self: center; }
 </style>"""
-    )
+"""The Lab's stylesheet: the summary line's rules (``sticky_summary``), the scenario cards'
+(``cards.scenario_cards``: five buttons of equal width and height, each card's text from its top)
+and the headline numbers' (``headline``: drawn as Streamlit draws a metric, with its delta
+colours)."""
+
+
+def lab_header() -> None:
+    """The Lab's stylesheet, title and lead as one element (each element is a message to the
+    browser on every rerun, and ``st.html`` costs more than Markdown: it first checks whether its
+    text names a file). All of it is literal text."""
+    st.markdown(f"{_LAB_STYLE}\n\n# {LAB_TITLE}\n\n{_LAB_LEAD}", unsafe_allow_html=True)
 
 
 def _metric_ms(value_ms: float | None) -> str:

@@ -113,6 +113,7 @@ TRUSTED_HTML = {
     "which cache.diagram_svg refuses if it holds a script, an event handler or a foreign object",
     ("sdlab_ui/panels.py", "breakdown"): "an SVG figures.latency_breakdown_svg draws from "
     "numbers, every text in it escaped",
+    ("sdlab_ui/panels.py", "lab_header"): "literal text: the Lab's stylesheet, title and lead",
     ("sdlab_ui/panels.py", "headline"): "the headline numbers: labels and values the page "
     "computes, every text escaped by _metric_html and the table's cells",
 }
