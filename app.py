@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import sockets, state
+from sdlab_ui import sockets, state, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -16,6 +16,7 @@ _PAGES_KEY = "sdlab.pages"
 st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
 if "sdlab.nodelay" not in st.session_state:  # once per session: its connection is open now
     st.session_state["sdlab.nodelay"] = sockets.ensure_nodelay()
+warmup.ensure_ready()  # the model's numba kernels: compiled once per server process
 
 
 def _pages() -> list[st.Page]:
