@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import sockets, state, warmup
+from sdlab_ui import deferred, sockets, state, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -65,8 +65,12 @@ page = st.navigation(_pages())
 # the new number before the sidebar's widgets are redrawn (the sidebar's values are already in
 # the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
 # when the page fails, so the inputs that led there can be changed.
+deferred.clear()
 state.show_notices()
 try:
     page.run()
 finally:
-    state.render_sidebar()
+    try:
+        state.render_sidebar()
+    finally:
+        deferred.run()  # what the page left for last (the Lab's diagram, drawn meanwhile)

@@ -16,7 +16,8 @@ first takes a slot in one of two lanes:
 
 Ordinary evaluations (a few ms) take no slot. A thread holding a slot takes none again, so
 nested calls cannot deadlock. A visitor whose work must wait sees a spinner saying so; it
-appears after Streamlit's half-second spinner delay, so short waits go unnoticed.
+appears after Streamlit's half-second spinner delay, so short waits go unnoticed. (Work a page
+hands to a worker thread, such as drawing the diagram, waits without one.)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.workload import Workload
 
@@ -61,8 +63,12 @@ class Lane:
         return self._waiting
 
     def acquire(self) -> None:
-        """Take a slot, showing the visitor a spinner while they wait for one."""
+        """Take a slot, showing the visitor a spinner while they wait for one (a worker thread,
+        which has no page to show it on, just waits)."""
         if self._semaphore.acquire(blocking=False):
+            return
+        if get_script_run_ctx() is None:
+            self._semaphore.acquire()
             return
         with self._lock:
             self._waiting += 1

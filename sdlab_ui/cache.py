@@ -17,6 +17,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import astuple, dataclass, replace
 from typing import Generic, ParamSpec, TypeVar
 
@@ -336,6 +337,15 @@ def diagram_svg(dot: str) -> str | None:
     # One line, and no "$": Markdown passes a one-line HTML block through untouched, and a pair
     # of dollar signs elsewhere in a page's Markdown would start a formula.
     return " ".join(svg.split()).replace("$", "&#36;")
+
+
+_DIAGRAM_WORKERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdlab-diagram")
+"""Threads that wait for ``dot`` (they take ``budget.WORK`` slots like any diagram)."""
+
+
+def diagram_svg_later(dot: str) -> Future[str | None]:
+    """``diagram_svg(dot)``, drawn by a worker thread while the page goes on."""
+    return _DIAGRAM_WORKERS.submit(diagram_svg, dot)
 
 
 VERIFY_RATE_CELLS = 32

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import math
+from concurrent.futures import Future
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -24,7 +25,7 @@ from sdlab_model.architecture import (
     to_dot,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, report, simulation, state
+from sdlab_ui import cache, deferred, report, simulation, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -124,7 +125,12 @@ def architecture(view: cache.LabView) -> None:
     dot = last_dot
     if inputs != last_inputs:
         dot = diagram_dot(result)
-    if draw_server_diagram(dot):
+    if report.dot_available():
+        # Drawn last (``deferred``): ``dot`` runs while the rest of the page and the sidebar are
+        # drawn, and the diagram takes this place when it is done.
+        svg = cache.diagram_svg_later(dot)
+        place = st.empty()
+        deferred.defer(functools.partial(_draw_when_done, place, svg, dot))
         st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
     else:  # no Graphviz on the server: the browser lays the DOT out
         if last_dot is not None and last_dot != dot:
@@ -139,9 +145,18 @@ def architecture(view: cache.LabView) -> None:
     st.caption(f"Boxes: {states}  \nArrows: " + " · ".join(FLOW_LEGEND))
 
 
-def draw_server_diagram(dot: str, where: DeltaGenerator | None = None) -> bool:
-    """Draw ``dot`` as the server's SVG (in ``where``, or the page); False without Graphviz."""
-    svg = cache.diagram_svg(dot)
+def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str) -> None:
+    """Put the diagram in ``place`` once ``dot`` has drawn it (the browser draws it if not)."""
+    if not draw_server_diagram(dot, place, svg.result()):
+        place.graphviz_chart(dot, width="stretch")
+
+
+def draw_server_diagram(
+    dot: str, where: DeltaGenerator | None = None, svg: str | None = None
+) -> bool:
+    """Draw ``dot`` as the server's SVG (in ``where``, or the page; ``svg`` if already drawn);
+    False without Graphviz."""
+    svg = svg or cache.diagram_svg(dot)
     if svg is None:
         return False
     html = f'<div class="{DIAGRAM_CLASS}">{svg}</div>'  # Graphviz's SVG of the model's own text

@@ -79,6 +79,11 @@ def _dot_executable() -> str | None:
     return shutil.which("dot")
 
 
+def dot_available() -> bool:
+    """Whether Graphviz's ``dot`` is installed here (the server draws the diagrams)."""
+    return _dot_executable() is not None
+
+
 def architecture_svg(dot: str) -> str | None:
     """The diagram as inline SVG from Graphviz's ``dot``; None where it is missing or fails."""
     executable = _dot_executable()

@@ -123,6 +123,7 @@ def test_a_visitor_who_must_wait_is_told(monkeypatch):
         yield
 
     monkeypatch.setattr(budget.st, "spinner", spinner)
+    monkeypatch.setattr(budget, "get_script_run_ctx", lambda: object())  # a page's run
     holding, release = threading.Event(), threading.Event()
 
     def hold():
@@ -138,6 +139,38 @@ def test_a_visitor_who_must_wait_is_told(monkeypatch):
         pass
     holder.join(timeout=10)
     assert len(shown) == 1 and "Waiting" in shown[0], f"the waiter was not told: {shown}"
+
+
+def test_a_worker_thread_waits_for_a_slot_without_a_spinner(monkeypatch):
+    shown: list[str] = []
+
+    @contextlib.contextmanager
+    def spinner(text, **kwargs):
+        shown.append(text)
+        yield
+
+    monkeypatch.setattr(budget.st, "spinner", spinner)
+    monkeypatch.setattr(budget, "get_script_run_ctx", lambda: None)  # no page to show it on
+    holding, release, got = threading.Event(), threading.Event(), threading.Event()
+
+    def hold():
+        with budget.slot(budget.HEAVY):
+            holding.set()
+            release.wait(timeout=10)
+
+    def wait_for_slot():
+        with budget.slot(budget.HEAVY):
+            got.set()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert holding.wait(timeout=10), "the holder never got the slot"
+    waiter = threading.Thread(target=wait_for_slot, daemon=True)
+    waiter.start()
+    assert not got.wait(timeout=0.2), "the worker took a slot that was not free"
+    release.set()
+    assert got.wait(timeout=10), "the worker never got the slot"
+    assert shown == [], f"a worker thread tried to show a spinner: {shown}"
 
 
 def test_a_thread_holding_a_slot_takes_none_again():

@@ -77,10 +77,20 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
     assert drawn.startswith(f'<div class="{DIAGRAM_CLASS}"><svg width="100%"'), drawn[:80]
     assert "1.23k req/s" in drawn, "the SVG lacks this lab's rate"
     assert not app.get("graphviz_chart"), "the browser was also asked to draw the diagram"
+    # Drawn last (while dot runs the rest of the page goes on), but in its own place: under the
+    # headline, above the recommended shape.
+    texts = [m.value for m in app.main.markdown]
+    diagram = next(i for i, text in enumerate(texts) if DIAGRAM_CLASS in text)
+    shape = next(i for i, text in enumerate(texts) if text.startswith("#### Recommended shape"))
+    assert diagram < shape, "the diagram was drawn below the recommended shape"
+    assert app.session_state["sdlab.deferred"] == [], "the run left drawing undone"
 
 
-def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch):
+@pytest.mark.parametrize("missing", ["dot fails", "no dot"])
+def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
+    if missing == "no dot":
+        monkeypatch.setattr(report, "dot_available", lambda: False)
     cache.diagram_svg.cache_clear()
     app = open_app({"rate_rps": "1234"})
     assert_no_exception(app)

@@ -47,3 +47,16 @@ def test_the_headline_p99_is_sent_before_the_sidebar(server_url):
     assert headline < sliders[0], (
         f"the headline p99 is element {headline}, after the first sidebar slider ({sliders[0]})"
     )
+
+
+def test_the_diagram_is_sent_after_the_sidebar_so_dot_does_not_hold_it_up(server_url):
+    """Graphviz draws the Lab's diagram in a worker thread while the rest of the page and the
+    sidebar are sent; the diagram follows, into the place kept for it."""
+    sent = _elements_of_first_run(server_url)
+    kinds = [kind for kind, _ in sent]
+    diagram = next((i for i, (_, text) in enumerate(sent) if "sdlab-diagram" in text), None)
+    assert diagram is not None, f"no server-drawn diagram among {kinds}"
+    sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
+    assert sliders and diagram > sliders[-1], (
+        f"the diagram is element {diagram}, before the sidebar's last slider ({sliders[-1:]})"
+    )
