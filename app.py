@@ -19,43 +19,25 @@ if "sdlab.nodelay" not in st.session_state:  # once per session: its connection 
 warmup.ensure_ready()  # the model's numba kernels: compiled once per server process
 
 
+_PAGES = (
+    # file, title, icon, URL path (the Lab is the default page, at the root)
+    ("lab.py", "Lab", ":material/science:", None),
+    ("heatmaps.py", "Heatmaps", ":material/grid_on:", "heatmaps"),
+    ("timeline.py", "Timeline", ":material/timeline:", "timeline"),
+    ("advice.py", "Advice & cost", ":material/payments:", "advice"),
+    ("residency.py", "Models and memory", ":material/memory:", "residency"),
+    ("tradeoffs.py", "Tradeoffs & sources", ":material/menu_book:", "tradeoffs"),
+)
+
+
 def _pages() -> list[st.Page]:
     """The app's pages, made once per session and reused by every rerun: each ``st.Page``
     resolves, checks and hashes its file, ~0.08 ms a page on every rerun of every page. Not
     shared between sessions: ``st.navigation`` marks the page it returns on the object itself."""
     if _PAGES_KEY not in st.session_state:
         st.session_state[_PAGES_KEY] = [
-            st.Page(_PAGES_DIR / "lab.py", title="Lab", icon=":material/science:", default=True),
-            st.Page(
-                _PAGES_DIR / "heatmaps.py",
-                title="Heatmaps",
-                icon=":material/grid_on:",
-                url_path="heatmaps",
-            ),
-            st.Page(
-                _PAGES_DIR / "timeline.py",
-                title="Timeline",
-                icon=":material/timeline:",
-                url_path="timeline",
-            ),
-            st.Page(
-                _PAGES_DIR / "advice.py",
-                title="Advice & cost",
-                icon=":material/payments:",
-                url_path="advice",
-            ),
-            st.Page(
-                _PAGES_DIR / "residency.py",
-                title="Models and memory",
-                icon=":material/memory:",
-                url_path="residency",
-            ),
-            st.Page(
-                _PAGES_DIR / "tradeoffs.py",
-                title="Tradeoffs & sources",
-                icon=":material/menu_book:",
-                url_path="tradeoffs",
-            ),
+            st.Page(_PAGES_DIR / file, title=title, icon=icon, url_path=path, default=not path)
+            for file, title, icon, path in _PAGES
         ]
     return st.session_state[_PAGES_KEY]
 

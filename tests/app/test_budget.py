@@ -114,7 +114,8 @@ def test_the_grid_simulation_holds_the_heavy_lane(monkeypatch, fresh_caches):
     assert slow.lanes == ["heavy"], f"the Heatmaps grid simulation ran in {slow.lanes}"
 
 
-def test_a_visitor_who_must_wait_is_told(monkeypatch):
+def _spinners_shown(monkeypatch) -> list[str]:
+    """The texts of every spinner budget shows from now on."""
     shown: list[str] = []
 
     @contextlib.contextmanager
@@ -123,6 +124,11 @@ def test_a_visitor_who_must_wait_is_told(monkeypatch):
         yield
 
     monkeypatch.setattr(budget.st, "spinner", spinner)
+    return shown
+
+
+def test_a_visitor_who_must_wait_is_told(monkeypatch):
+    shown = _spinners_shown(monkeypatch)
     monkeypatch.setattr(budget, "get_script_run_ctx", lambda: object())  # a page's run
     holding, release = threading.Event(), threading.Event()
 
@@ -142,14 +148,7 @@ def test_a_visitor_who_must_wait_is_told(monkeypatch):
 
 
 def test_a_worker_thread_waits_for_a_slot_without_a_spinner(monkeypatch):
-    shown: list[str] = []
-
-    @contextlib.contextmanager
-    def spinner(text, **kwargs):
-        shown.append(text)
-        yield
-
-    monkeypatch.setattr(budget.st, "spinner", spinner)
+    shown = _spinners_shown(monkeypatch)
     monkeypatch.setattr(budget, "get_script_run_ctx", lambda: None)  # no page to show it on
     holding, release, got = threading.Event(), threading.Event(), threading.Event()
 
