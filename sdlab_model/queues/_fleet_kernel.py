@@ -1,0 +1,268 @@
+"""Compiled per-cell loop of ``fleet.batched_quantile``: one replica's batched latency per cell.
+
+Imported lazily by ``sdlab_model.queues.fleet`` so that ``import sdlab_model`` neither imports
+numba nor compiles anything; ``python3 dev.py run`` compiles it into numba's disk cache before
+the server starts (``_tail_kernel.warm_up``).
+
+Why compiled: one fresh ``evaluate`` calls ``batched_quantile`` about five times on 1 to 32 cells
+of 1 to 12 model classes. The numpy version ran some 60 array operations per call (plus up to
+32 bisection steps of several more in ``_saturation_hold_ms``), each costing its per-call
+overhead, about 0.25 ms per call whatever the number of cells. This is the same arithmetic as
+a loop over cells and classes, in the same order of operations and with the same stopping
+rules: a sum over classes adds in numpy's pairwise order (``_tail_kernel._row_sum``), the
+minimum and maximum keep numpy's ``nan`` (``_minimum``, ``_maximum``), and the steps numpy ran
+over every cell at once still do (``decay_rate_cells`` iterates until every cell has settled).
+``tests/sdlab_model/queues/test_fleet_kernel.py`` checks it against the numpy version, kept in
+``tests/sdlab_model/queues/numpy_reference.py``.
+
+Compiled with numpy's error model (a division by zero gives ``inf`` or ``nan``); with
+``NUMBA_DISABLE_JIT=1`` the same function runs as plain Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sdlab_model.queues._tail_kernel import (
+    _compile,
+    _row_sum,
+    decay_rate_cells,
+    log_tail_constant_cells,
+    mixture_quantile_rows,
+    quantile_from_table_cells,
+)
+
+POLICY_RANDOM, POLICY_ROUND_ROBIN, POLICY_CENTRAL = 0, 1, 2
+"""``policy`` codes: how a replica's arrival SCV follows from the fleet's (``fleet``'s doc)."""
+
+SLOT_LIMITED_SATURATION = 1.0
+"""``fleet.SLOT_LIMITED_SATURATION`` (a copy: this module must not import ``fleet``)."""
+
+
+@_compile
+def _minimum(a: float, b: float) -> float:
+    """``np.minimum`` of two floats: ``nan`` if either is."""
+    return a if a < b or a != a else b
+
+
+@_compile
+def _maximum(a: float, b: float) -> float:
+    """``np.maximum`` of two floats: ``nan`` if either is."""
+    return a if a > b or a != a else b
+
+
+@_compile
+def saturation_hold_cells(
+    x: np.ndarray,
+    c: np.ndarray,
+    rates: np.ndarray,
+    count: np.ndarray,
+    s: float,
+    f: float,
+    size_cap: float,
+    steps: int,
+) -> np.ndarray:
+    """``fleet._saturation_hold_ms`` per cell: the closed form, or the log-scale bisection.
+
+    ``x``, ``c``: rate and slots per cell; ``rates``: cells x classes (one model's rate);
+    ``count``: models per class.
+    """
+    cells, classes = rates.shape
+    hold = np.empty(cells)
+    terms = np.empty(classes)
+    overhead = s * f
+    for i in range(cells):
+        room = c[i] - x[i] * s * (1.0 - f)
+        hold[i] = s * f / room - 1.0 / x[i] if room > 0.0 else np.inf
+        busy = x[i] * s > c[i] and x[i] * s * (f / size_cap + 1.0 - f) < c[i]
+        if not busy:
+            continue
+        fixed_load = x[i] * s * (1.0 - f)
+        lo, hi = 0.0, 1e9
+        for _ in range(steps):
+            mid = math.sqrt(_maximum(lo, 1e-9) * hi)  # bisection on a log scale
+            for j in range(classes):
+                rate = rates[i, j]
+                terms[j] = count[j] * _maximum(rate / size_cap, rate / (1.0 + rate * mid))
+            if fixed_load + overhead * _row_sum(terms) - c[i] > 0.0:
+                lo = mid
+            else:
+                hi = mid
+        hold[i] = math.sqrt(_maximum(lo, 1e-9) * hi)
+    return hold
+
+
+@_compile
+def batched_quantile_cells(
+    rate: np.ndarray,
+    replicas: np.ndarray,
+    policy: int,
+    fleet_scv: float,
+    slots_per_replica: float,
+    share: np.ndarray,
+    count: np.ndarray,
+    service: np.ndarray,
+    tail: np.ndarray,
+    log_tail: np.ndarray,
+    poisson_fill: np.ndarray,
+    use_table: bool,
+    quantile_table: np.ndarray,
+    quantile_nodes: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    mdc_servers: np.ndarray,
+    mdc_load: np.ndarray,
+    mdc_log_tail: np.ndarray,
+    newton_steps: int,
+    hold_steps: int,
+) -> tuple[np.ndarray, ...]:
+    """``fleet.batched_quantile`` over 1-d arrays of cells (fleet rate per ms, replica count).
+
+    ``service``: ``(s, f, B, W)`` (single-request ms, fixed share, batch cap, window ms);
+    ``tail``, ``log_tail``, ``poisson_fill``: ``fleet._tails`` per cell; ``quantile_table`` and
+    its nodes: ``batching.quantile_from_table``'s (read only where ``use_table``); ``mdc_*``:
+    the tail-constant table of ``mdc_grid``. Returns ``FleetLatency``'s seven arrays in order.
+    """
+    s, f, size_cap, window = service[0], service[1], service[2], service[3]
+    cells, classes = rate.size, share.size
+    # _replica_view and arrival_shape.
+    x = np.empty(cells)
+    c = np.empty(cells)
+    shape = np.empty(cells)
+    for i in range(cells):
+        if policy == POLICY_CENTRAL:
+            x[i] = rate[i]
+            c[i] = replicas[i] * slots_per_replica
+            shape[i] = 1.0 / fleet_scv
+        else:
+            x[i] = rate[i] / replicas[i]
+            c[i] = slots_per_replica
+            if policy == POLICY_ROUND_ROBIN:
+                shape[i] = 1.0 / (fleet_scv / replicas[i])
+            else:
+                shape[i] = 1.0 / (1.0 + (fleet_scv - 1.0) / replicas[i])
+
+    # Step 1: each class's window batch, the holding time, the batch size.
+    x_j = np.empty((cells, classes))
+    scv_j = np.empty((cells, classes))
+    b_window = np.empty((cells, classes))
+    for i in range(cells):
+        for j in range(classes):
+            x_j[i, j] = x[i] * share[j]
+            scv_j[i, j] = share[j] / shape[i] + (1.0 - share[j])
+            b_window[i, j] = _minimum(size_cap, 1.0 + x_j[i, j] * window)
+    hold = saturation_hold_cells(x, c, x_j, count, s, f, size_cap, hold_steps)
+
+    # Step 2: formation plus service per class, and their mixture's quantile.
+    weight = np.empty(classes)
+    for j in range(classes):
+        weight[j] = share[j] * count[j]
+    batch = np.empty((cells, classes))
+    saturation_j = np.empty((cells, classes))
+    tau = np.empty((cells, classes))
+    first_share = np.empty((cells, classes))
+    mean_s = np.empty((cells, classes))
+    sd_s = np.empty((cells, classes))
+    weights = np.empty((cells, classes))
+    for i in range(cells):
+        even_fill = size_cap - 1.0 - tail[i] * size_cap
+        for j in range(classes):
+            b_saturated = 1.0 + x_j[i, j] * hold[i]
+            b = _minimum(size_cap, _maximum(b_window[i, j], b_saturated))
+            saturation_j[i, j] = b_saturated / b_window[i, j]
+            fill = even_fill + (poisson_fill[i] - even_fill) * math.sqrt(scv_j[i, j])
+            fill_ms = _maximum(fill, 0.0) / _maximum(x_j[i, j], 1e-300)
+            t = _minimum(window, fill_ms)
+            if saturation_j[i, j] >= SLOT_LIMITED_SATURATION:
+                t = _maximum(t, _minimum(hold[i], fill_ms))
+            spread = 0.0
+            if b_window[i, j] < size_cap:
+                gap = (size_cap - b_window[i, j]) / 2.5
+                spread = _minimum(scv_j[i, j] * x_j[i, j] * window, gap * gap)
+            biased = _minimum(size_cap, b + spread / b)
+            batch[i, j] = b
+            tau[i, j] = t
+            first_share[i, j] = 1.0 / b
+            mean_s[i, j] = s * (f + (1.0 - f) * biased)
+            sd_s[i, j] = _maximum(s * (1.0 - f) * math.sqrt(spread), 1e-3 * s)
+            weights[i, j] = weight[j]
+    if use_table:  # one class, one tail
+        formation_and_service = quantile_from_table_cells(
+            tau[:, 0].copy(),
+            first_share[:, 0].copy(),
+            mean_s[:, 0].copy(),
+            sd_s[:, 0].copy(),
+            quantile_table,
+            quantile_nodes[0],
+            quantile_nodes[1],
+            quantile_nodes[2],
+            quantile_nodes[3],
+        )
+    else:
+        formation_and_service = mixture_quantile_rows(
+            tau, first_share, mean_s, sd_s, weights, tail, newton_steps
+        )
+
+    # Step 3: the queue of batches for the slots.
+    single = s * (f + (1.0 - f) * 1.0)
+    full_batch = s * (f + (1.0 - f) * size_cap)
+    batch_rate = np.empty(classes)
+    work = np.empty(classes)
+    terms = np.empty(classes)
+    total_batch_rate = np.empty(cells)
+    mean_service = np.empty(cells)
+    utilization = np.empty(cells)
+    saturation = np.empty(cells)
+    queue_load = np.empty(cells)
+    phases = np.empty(cells)
+    pooled = np.empty(cells)
+    u_safe = np.empty(cells)
+    compute = np.empty(cells)
+    for i in range(cells):
+        formation_and_service[i] = _maximum(formation_and_service[i], single)
+        for j in range(classes):
+            batch_rate[j] = count[j] * x_j[i, j] / batch[i, j]
+            work[j] = batch_rate[j] * (s * (f + (1.0 - f) * batch[i, j]))
+        total = _row_sum(batch_rate)
+        total_batch_rate[i] = total
+        mean_service[i] = _row_sum(work) / total
+        utilization[i] = total * mean_service[i] / c[i]
+        full_batch_load = x[i] * full_batch / (c[i] * size_cap)
+        for j in range(classes):
+            terms[j] = weight[j] * saturation_j[i, j]
+        saturation[i] = _row_sum(terms)
+        clipped = _minimum(_maximum(saturation[i], 0.0), 1.0)
+        queue_load[i] = utilization[i] - (utilization[i] - full_batch_load) * (clipped * clipped)
+        # Whitt's QNA hybrid for the merged batch stream's gap SCV.
+        for j in range(classes):
+            per_stream = batch_rate[j] / total / count[j]
+            terms[j] = count[j] * (per_stream * per_stream)
+        nu = 1.0 / _row_sum(terms)
+        for j in range(classes):
+            terms[j] = batch_rate[j] / total * (scv_j[i, j] / batch[i, j])
+        u_clip = _minimum(_maximum(queue_load[i], 0.0), 1.0)
+        idle = 1.0 - u_clip
+        hybrid = 1.0 / (1.0 + 4.0 * (idle * idle) * (nu - 1.0))
+        merged_scv = hybrid * _row_sum(terms) + (1.0 - hybrid)
+        phases[i] = c[i] * (1.0 / merged_scv)
+        pooled[i] = _maximum(c[i] * shape[i], 1.0)
+        u_safe[i] = queue_load[i] if queue_load[i] < 1.0 else 0.5
+        for j in range(classes):
+            terms[j] = weight[j] * mean_s[i, j]
+        compute[i] = _minimum(_row_sum(terms), formation_and_service[i])
+    offered = np.empty(cells)
+    for i in range(cells):
+        offered[i] = phases[i] * u_safe[i]
+    # Over every cell at once: decay_rate_cells steps until all have settled, as numpy did.
+    eta = decay_rate_cells(phases, offered)
+    log_constant = log_tail_constant_cells(pooled, u_safe, mdc_servers, mdc_load, mdc_log_tail)
+    quantile = np.empty(cells)
+    queue = np.empty(cells)
+    mean_batch = np.empty(cells)
+    for i in range(cells):
+        log_excess = log_constant[i] - log_tail[i]
+        wait = log_excess / (eta[i] / mean_service[i]) if log_excess > 0.0 else 0.0
+        queue[i] = wait if queue_load[i] < 1.0 else np.inf
+        quantile[i] = formation_and_service[i] + queue[i]
+        mean_batch[i] = x[i] / total_batch_rate[i]
+    return quantile, compute, queue, mean_batch, utilization, saturation, pooled
