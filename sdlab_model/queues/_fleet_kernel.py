@@ -1,4 +1,4 @@
-"""Compiled per-cell loop of ``fleet.batched_quantile``: one replica's batched latency per cell.
+"""Compiled per-cell loops of ``fleet.batched_quantile`` and ``fleet.unbatched_quantile``.
 
 Imported lazily by ``sdlab_model.queues.fleet`` so that ``import sdlab_model`` neither imports
 numba nor compiles anything; ``python3 dev.py run`` compiles it into numba's disk cache before
@@ -95,6 +95,71 @@ def saturation_hold_cells(
 
 
 @_compile
+def replica_cells(
+    rate: np.ndarray, replicas: np.ndarray, policy: int, fleet_scv: float, slots_per_replica: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``fleet._replica_view`` and ``fleet.arrival_shape`` per cell: one replica's rate (per ms),
+    its slots and the Gamma shape ``k`` of its arrivals, from the fleet's rate and replicas."""
+    cells = rate.size
+    x = np.empty(cells)
+    c = np.empty(cells)
+    shape = np.empty(cells)
+    for i in range(cells):
+        if policy == POLICY_CENTRAL:
+            x[i] = rate[i]
+            c[i] = replicas[i] * slots_per_replica
+            shape[i] = 1.0 / fleet_scv
+        else:
+            x[i] = rate[i] / replicas[i]
+            c[i] = slots_per_replica
+            if policy == POLICY_ROUND_ROBIN:
+                shape[i] = 1.0 / (fleet_scv / replicas[i])
+            else:
+                shape[i] = 1.0 / (1.0 + (fleet_scv - 1.0) / replicas[i])
+    return x, c, shape
+
+
+@_compile
+def unbatched_quantile_cells(
+    rate: np.ndarray,
+    replicas: np.ndarray,
+    policy: int,
+    fleet_scv: float,
+    slots_per_replica: float,
+    single_request_ms: float,
+    log_tail: np.ndarray,
+    mdc_servers: np.ndarray,
+    mdc_load: np.ndarray,
+    mdc_log_tail: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """``fleet.unbatched_quantile`` over 1-d arrays of cells; arguments as for
+    ``batched_quantile_cells``. Returns ``FleetLatency``'s seven arrays in order."""
+    s = single_request_ms
+    cells = rate.size
+    x, c, shape = replica_cells(rate, replicas, policy, fleet_scv, slots_per_replica)
+    pooled = np.empty(cells)
+    rho = np.empty(cells)
+    rho_safe = np.empty(cells)
+    offered = np.empty(cells)
+    for i in range(cells):
+        pooled[i] = _maximum(c[i] * shape[i], 1.0)
+        rho[i] = x[i] * s / c[i]
+        rho_safe[i] = rho[i] if rho[i] < 1.0 else 0.5
+        offered[i] = pooled[i] * rho_safe[i]
+    # Over every cell at once: decay_rate_cells steps until all have settled, as numpy did.
+    eta = decay_rate_cells(pooled, offered)
+    log_constant = log_tail_constant_cells(pooled, rho_safe, mdc_servers, mdc_load, mdc_log_tail)
+    quantile = np.empty(cells)
+    wait = np.empty(cells)
+    for i in range(cells):
+        log_excess = log_constant[i] - log_tail[i]
+        wait[i] = _maximum(0.0, log_excess) / eta[i] * s if rho[i] < 1.0 else np.inf
+        quantile[i] = s + wait[i]
+    ones = np.ones(cells)
+    return quantile, s * ones, wait, ones.copy(), rho, 0.0 * ones, pooled
+
+
+@_compile
 def batched_quantile_cells(
     rate: np.ndarray,
     replicas: np.ndarray,
@@ -125,22 +190,7 @@ def batched_quantile_cells(
     """
     s, f, size_cap, window = service[0], service[1], service[2], service[3]
     cells, classes = rate.size, share.size
-    # _replica_view and arrival_shape.
-    x = np.empty(cells)
-    c = np.empty(cells)
-    shape = np.empty(cells)
-    for i in range(cells):
-        if policy == POLICY_CENTRAL:
-            x[i] = rate[i]
-            c[i] = replicas[i] * slots_per_replica
-            shape[i] = 1.0 / fleet_scv
-        else:
-            x[i] = rate[i] / replicas[i]
-            c[i] = slots_per_replica
-            if policy == POLICY_ROUND_ROBIN:
-                shape[i] = 1.0 / (fleet_scv / replicas[i])
-            else:
-                shape[i] = 1.0 / (1.0 + (fleet_scv - 1.0) / replicas[i])
+    x, c, shape = replica_cells(rate, replicas, policy, fleet_scv, slots_per_replica)
 
     # Step 1: each class's window batch, the holding time, the batch size.
     x_j = np.empty((cells, classes))

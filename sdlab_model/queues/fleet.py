@@ -38,7 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdlab_model.queues import batching, mdc, mdc_grid
+from sdlab_model.queues import batching, mdc_grid
 from sdlab_model.workload import Workload
 
 MAX_VALIDATED_REPLICA_SCV = 1.05
@@ -159,28 +159,22 @@ def unbatched_quantile(
 
     The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.queues.mdc_grid``) at
     ``k c`` servers (fractional ``k c`` interpolates between whole ones). ``q``: one quantile,
-    or one per cell (see ``_tails``).
+    or one per cell (see ``_tails``). A compiled loop over cells
+    (``_fleet_kernel.unbatched_quantile_cells``).
     """
-    x, r, c = _replica_view(workload, rate_per_ms, replicas)
-    s = workload.single_request_ms
-    shape = arrival_shape(workload, r)
-    pooled = np.maximum(c * shape, 1.0)
-    rho = x * s / c
-    stable = rho < 1.0
-    rho_safe = np.where(stable, rho, 0.5)
-    eta = mdc.decay_rate(pooled, pooled * rho_safe)
-    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - _tails(q, x.shape).log_tail
-    wait = np.where(stable, np.maximum(0.0, log_excess) / eta * s, np.inf)
-    ones = np.ones(x.shape)
-    return FleetLatency(
-        quantile_ms=s + wait,
-        compute_ms=s * ones,
-        queue_ms=wait,
-        mean_batch_size=ones,
-        utilization=rho,
-        saturation=0.0 * ones,
-        pooled_servers=pooled,
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._fleet_kernel import unbatched_quantile_cells
+
+    rate, count = np.broadcast_arrays(np.asarray(rate_per_ms, float), np.asarray(replicas, float))
+    parts = unbatched_quantile_cells(
+        *_replica_arguments(workload, rate, count),
+        float(workload.single_request_ms),
+        _per_cell(_tails(q, rate.shape).log_tail, rate.size),
+        mdc_grid._SERVERS,
+        mdc_grid._LOAD_V,
+        mdc_grid._LOG_C,
     )
+    return FleetLatency(*(part.reshape(rate.shape) for part in parts))
 
 
 def batched_quantile(
@@ -218,6 +212,9 @@ def batched_quantile(
 
     Approximations: those of ``sdlab_model.queues.batching`` plus the mixture of batch sizes served
     as their mean. ``scripts/accuracy_report.py`` measures where this holds.
+
+    A compiled loop over cells and classes (``_fleet_kernel.batched_quantile_cells``), the numpy
+    version's arithmetic in its order.
     """
     # Imported here, not at module top: `import sdlab_model` must not import numba.
     from sdlab_model.queues._fleet_kernel import batched_quantile_cells
@@ -245,13 +242,9 @@ def batched_quantile(
             float(workload.batch_window_ms),
         ]
     )
-    # Fresh C-ordered copies throughout: a read-only or strided view would compile once more.
+    # Fresh arrays throughout: a read-only or strided view would compile the kernel once more.
     parts = batched_quantile_cells(
-        np.array(rate, dtype=float, order="C").ravel(),
-        np.array(count, dtype=float, order="C").ravel(),
-        _POLICY_CODES[_replica_policy(workload)],
-        float(workload.arrival_cv * workload.arrival_cv),
-        float(workload.slots_per_replica),
+        *_replica_arguments(workload, rate, count),
         np.array(classes.share, dtype=float),
         np.array(classes.count, dtype=float),
         service,
@@ -285,6 +278,18 @@ _POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
 
 _HOLD_BISECTION_STEPS = 32
 """Steps of ``_saturation_hold_ms``'s bisection on a log scale (1e-9 to 1e9 ms)."""
+
+
+def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) -> tuple:
+    """The kernels' first arguments: the cells' fleet rates and replica counts (fresh 1-d
+    arrays), the policy's code, the fleet's arrival SCV and the slots per replica."""
+    return (
+        np.array(rate, dtype=float, order="C").ravel(),
+        np.array(count, dtype=float, order="C").ravel(),
+        _POLICY_CODES[_replica_policy(workload)],
+        float(workload.arrival_cv * workload.arrival_cv),
+        float(workload.slots_per_replica),
+    )
 
 
 def _per_cell(value: float | np.ndarray, cells: int) -> np.ndarray:

@@ -3,9 +3,9 @@
 Copied verbatim from main at 49c514c (``mdc.decay_rate``, ``mdc_grid.log_tail_constant``,
 ``batching.mixture_quantile``, ``batching.quantile_from_table``) apart from their names;
 ``test_tail_kernel.py`` beside this file checks that ``sdlab_model.queues._tail_kernel`` agrees
-with them. ``batched_quantile_numpy`` and its ``_saturation_hold_ms`` are ``fleet``'s from main
-at 1ccbc07 (names qualified with ``fleet.``); ``test_fleet_kernel.py`` checks
-``sdlab_model.queues._fleet_kernel`` against them.
+with them. ``unbatched_quantile_numpy`` and ``batched_quantile_numpy`` (with its
+``_saturation_hold_ms``) are ``fleet``'s from main at 1ccbc07 (names qualified with ``fleet.``);
+``test_fleet_kernel.py`` checks ``sdlab_model.queues._fleet_kernel`` against them.
 """
 
 from __future__ import annotations
@@ -162,6 +162,37 @@ def quantile_from_table_numpy(tau, first_share, mean, sd, tail):
         + wa * wp * table[i + 1, j + 1]
     )
     return mean + sd * g * (1.0 + a)
+
+
+def unbatched_quantile_numpy(
+    workload, rate_per_ms: np.ndarray, replicas: np.ndarray, q: float | np.ndarray
+):
+    """Without batching: one replica is a GI/D/c queue, taken as M/D/(k c) at ``k`` x the rate.
+
+    The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.queues.mdc_grid``) at
+    ``k c`` servers (fractional ``k c`` interpolates between whole ones). ``q``: one quantile,
+    or one per cell (see ``_tails``).
+    """
+    x, r, c = fleet._replica_view(workload, rate_per_ms, replicas)
+    s = workload.single_request_ms
+    shape = fleet.arrival_shape(workload, r)
+    pooled = np.maximum(c * shape, 1.0)
+    rho = x * s / c
+    stable = rho < 1.0
+    rho_safe = np.where(stable, rho, 0.5)
+    eta = mdc.decay_rate(pooled, pooled * rho_safe)
+    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - fleet._tails(q, x.shape).log_tail
+    wait = np.where(stable, np.maximum(0.0, log_excess) / eta * s, np.inf)
+    ones = np.ones(x.shape)
+    return fleet.FleetLatency(
+        quantile_ms=s + wait,
+        compute_ms=s * ones,
+        queue_ms=wait,
+        mean_batch_size=ones,
+        utilization=rho,
+        saturation=0.0 * ones,
+        pooled_servers=pooled,
+    )
 
 
 def batched_quantile_numpy(

@@ -1,12 +1,12 @@
-"""The compiled ``fleet.batched_quantile`` agrees with the numpy version, and the check has teeth.
+"""The compiled fleet quantiles agree with the numpy versions, and the check has teeth.
 
-``numpy_reference.batched_quantile_numpy`` is main's numpy ``batched_quantile`` (before
-``_fleet_kernel``). Every field of the result must agree within 1e-12 relative (the golden test's
-tolerance), with ``inf`` and ``nan`` where numpy had them, on random workloads and cells plus the
-edges: unstable cells, one and twelve model classes, the central queue, bursty and smooth
-arrivals, ``use_table`` on and off, one quantile per cell, cells where the holding time needs
-the bisection. A mutant kernel, run as plain Python in place of the compiled one, must make the
-same comparison fail.
+``numpy_reference.batched_quantile_numpy`` and ``unbatched_quantile_numpy`` are main's numpy
+``fleet.batched_quantile`` and ``fleet.unbatched_quantile`` (before ``_fleet_kernel``). Every
+field of the result must agree within 1e-12 relative (the golden test's tolerance), with ``inf``
+and ``nan`` where numpy had them, on random workloads and cells plus the edges: unstable cells,
+one and twelve model classes, the central queue, bursty and smooth arrivals, ``use_table`` on
+and off, one quantile per cell, cells where the holding time needs the bisection. A mutant
+kernel, run as plain Python in place of the compiled one, must make the same comparison fail.
 """
 
 from __future__ import annotations
@@ -80,6 +80,13 @@ def _compare(name: str, *args, **options) -> list[str]:
     return _mismatches(name, actual, expected)
 
 
+def _compare_unbatched(name: str, *args) -> list[str]:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        actual = fleet.unbatched_quantile(*args)
+        expected = numpy_reference.unbatched_quantile_numpy(*args)
+    return _mismatches(name, actual, expected)
+
+
 def _cases() -> list[tuple[Workload, np.ndarray, np.ndarray]]:
     """``(workload, fleet rates per ms, replica counts)``: random, plus one and twelve classes
     and the central queue with bursty arrivals; rates from light load to past capacity."""
@@ -111,6 +118,34 @@ def _batched_quantile_mismatches() -> list[str]:
         found += _compare(f"{index} per-cell q", workload, rates[:4], replicas[:4], quantiles)
         found += _compare(f"{index} 0-d", workload, np.array(rates[0]), np.array(replicas[0]), 0.99)
     return found
+
+
+def _unbatched_quantile_mismatches() -> list[str]:
+    """The same workloads without batching, at the same share of their capacity."""
+    found = []
+    for index, (batched, rates, replicas) in enumerate(_cases()):
+        workload = batched.with_changes(dynamic_batching=False)
+        load = rates / _capacity_per_ms(batched, replicas)
+        rates = load * _capacity_per_ms(workload, replicas)
+        name = f"{index} {workload} unbatched"
+        found += _compare_unbatched(f"{name} cells", workload, rates, replicas, 0.99)
+        grid = (rates[None, :5], replicas[:3, None])
+        found += _compare_unbatched(f"{name} grid", workload, *grid, 0.95)
+        quantiles = np.array([0.5, 0.95, 0.99, 0.999])
+        found += _compare_unbatched(
+            f"{name} per-cell q", workload, rates[:4], replicas[:4], quantiles
+        )
+        found += _compare_unbatched(f"{name} 0-d", workload, np.array(rates[0]), np.array(1.0), 0.5)
+    return found
+
+
+def _all_mismatches() -> list[str]:
+    return _batched_quantile_mismatches() + _unbatched_quantile_mismatches()
+
+
+def test_unbatched_quantile_matches_the_numpy_version():
+    mismatches = _unbatched_quantile_mismatches()
+    assert not mismatches, f"compiled unbatched_quantile differs from numpy: {mismatches}"
 
 
 def test_batched_quantile_matches_the_numpy_version():
@@ -150,6 +185,12 @@ MUTANTS = {
     "QNA hybrid without the square": [
         ("4.0 * (idle * idle) * (nu - 1.0)", "4.0 * idle * (nu - 1.0)"),
     ],
+    "round robin taken as random": [
+        ("            if policy == POLICY_ROUND_ROBIN:\n", "            if policy == -1:\n"),
+    ],
+    "unbatched wait below zero kept": [
+        ("_maximum(0.0, log_excess) / eta[i] * s", "log_excess / eta[i] * s"),
+    ],
     "slot-limited wait ignored": [
         (
             "            if saturation_j[i, j] >= SLOT_LIMITED_SATURATION:\n",
@@ -167,6 +208,6 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
         source = source.replace(old, new)
     namespace = {"__name__": "mutant_fleet_kernel"}
     exec(compile(source.replace("@_compile\n", ""), "mutant", "exec"), namespace)
-    mutant = namespace["batched_quantile_cells"]
-    monkeypatch.setattr(_fleet_kernel, "batched_quantile_cells", mutant)
-    assert _batched_quantile_mismatches(), f"the comparison did not notice the mutant: {mutation}"
+    for kernel in ("batched_quantile_cells", "unbatched_quantile_cells"):
+        monkeypatch.setattr(_fleet_kernel, kernel, namespace[kernel])
+    assert _all_mismatches(), f"the comparison did not notice the mutant: {mutation}"
