@@ -377,3 +377,23 @@ def _bisect_hold_one(
         else:
             hi = mid
     return math.sqrt(max(lo, 1e-9) * hi)
+
+
+def fill_load_numpy(max_batch_size: int, tail: float) -> float:
+    """``batching.fill_load`` (uncached) from main at 1ccbc07."""
+    size = int(max_batch_size)
+    if size <= 1:
+        return 0.0
+    ahead = size - 1 - np.arange(size - 1)
+
+    def excess(mean: float) -> float:
+        return float(np.dot(mdc.poisson_pmf(mean, 0, size - 2), ahead))
+
+    lo, hi = 0.0, 4.0 * size + 40.0
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > tail * size:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)

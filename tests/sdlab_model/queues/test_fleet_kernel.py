@@ -20,7 +20,7 @@ import pytest
 
 from sdlab_model import Workload
 from sdlab_model.params import CHOICE_BY_NAME
-from sdlab_model.queues import _fleet_kernel, fleet
+from sdlab_model.queues import _fleet_kernel, batching, fleet
 
 RELATIVE_TOLERANCE = 1e-12
 SEED = 20261202
@@ -211,3 +211,14 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
     for kernel in ("batched_quantile_cells", "unbatched_quantile_cells"):
         monkeypatch.setattr(_fleet_kernel, kernel, namespace[kernel])
     assert _all_mismatches(), f"the comparison did not notice the mutant: {mutation}"
+
+
+def test_fill_load_is_main_s_bit_for_bit():
+    """``batching.fill_load`` computes ``poisson_pmf``'s mean-free parts once: the same numbers."""
+    rng = np.random.default_rng(SEED + 1)
+    sizes = np.concatenate(([1, 2, 3, 32, 64, 65, 256], rng.integers(2, 300, 25)))
+    for size in sizes:
+        for tail in (0.5, 0.05, 0.01, float(10.0 ** rng.uniform(-4, -0.2))):
+            now = batching.fill_load.__wrapped__(int(size), tail)
+            before = numpy_reference.fill_load_numpy(int(size), tail)
+            assert now == before, f"fill_load({size}, {tail}) = {now!r}, main gave {before!r}"
