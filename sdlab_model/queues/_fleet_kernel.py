@@ -95,6 +95,23 @@ def saturation_hold_cells(
 
 
 @_compile
+def _rows(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    d: np.ndarray,
+    e: np.ndarray,
+    f: np.ndarray,
+    g: np.ndarray,
+) -> np.ndarray:
+    """The seven arrays of a ``FleetLatency`` as the rows of one."""
+    out = np.empty((7, a.size))
+    for row, values in enumerate((a, b, c, d, e, f, g)):
+        out[row] = values
+    return out
+
+
+@_compile
 def replica_cells(
     rate: np.ndarray, replicas: np.ndarray, policy: int, fleet_scv: float, slots_per_replica: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,13 +144,14 @@ def unbatched_quantile_cells(
     fleet_scv: float,
     slots_per_replica: float,
     single_request_ms: float,
-    log_tail: np.ndarray,
+    tails: np.ndarray,
     mdc_servers: np.ndarray,
     mdc_load: np.ndarray,
     mdc_log_tail: np.ndarray,
-) -> tuple[np.ndarray, ...]:
+) -> np.ndarray:
     """``fleet.unbatched_quantile`` over 1-d arrays of cells; arguments as for
-    ``batched_quantile_cells``. Returns ``FleetLatency``'s seven arrays in order."""
+    ``batched_quantile_cells``. Returns ``FleetLatency``'s seven fields as rows, in order."""
+    log_tail = tails[1]
     s = single_request_ms
     cells = rate.size
     x, c, shape = replica_cells(rate, replicas, policy, fleet_scv, slots_per_replica)
@@ -156,7 +174,7 @@ def unbatched_quantile_cells(
         wait[i] = _maximum(0.0, log_excess) / eta[i] * s if rho[i] < 1.0 else np.inf
         quantile[i] = s + wait[i]
     ones = np.ones(cells)
-    return quantile, s * ones, wait, ones.copy(), rho, 0.0 * ones, pooled
+    return _rows(quantile, s * ones, wait, ones, rho, 0.0 * ones, pooled)
 
 
 @_compile
@@ -169,9 +187,7 @@ def batched_quantile_cells(
     share: np.ndarray,
     count: np.ndarray,
     service: np.ndarray,
-    tail: np.ndarray,
-    log_tail: np.ndarray,
-    poisson_fill: np.ndarray,
+    tails: np.ndarray,
     use_table: bool,
     quantile_table: np.ndarray,
     quantile_nodes: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
@@ -180,14 +196,16 @@ def batched_quantile_cells(
     mdc_log_tail: np.ndarray,
     newton_steps: int,
     hold_steps: int,
-) -> tuple[np.ndarray, ...]:
+) -> np.ndarray:
     """``fleet.batched_quantile`` over 1-d arrays of cells (fleet rate per ms, replica count).
 
     ``service``: ``(s, f, B, W)`` (single-request ms, fixed share, batch cap, window ms);
-    ``tail``, ``log_tail``, ``poisson_fill``: ``fleet._tails`` per cell; ``quantile_table`` and
-    its nodes: ``batching.quantile_from_table``'s (read only where ``use_table``); ``mdc_*``:
-    the tail-constant table of ``mdc_grid``. Returns ``FleetLatency``'s seven arrays in order.
+    ``tails``: rows ``tail``, ``log_tail``, ``poisson_fill`` of ``fleet._tails``, per cell;
+    ``quantile_table`` and its nodes: ``batching.quantile_from_table``'s (read only where
+    ``use_table``); ``mdc_*``: the tail-constant table of ``mdc_grid``. Returns
+    ``FleetLatency``'s seven fields as rows, in order (one array: one object to hand back).
     """
+    tail, log_tail, poisson_fill = tails[0], tails[1], tails[2]
     s, f, size_cap, window = service[0], service[1], service[2], service[3]
     cells, classes = rate.size, share.size
     x, c, shape = replica_cells(rate, replicas, policy, fleet_scv, slots_per_replica)
@@ -315,4 +333,4 @@ def batched_quantile_cells(
         queue[i] = wait if queue_load[i] < 1.0 else np.inf
         quantile[i] = formation_and_service[i] + queue[i]
         mean_batch[i] = x[i] / total_batch_rate[i]
-    return quantile, compute, queue, mean_batch, utilization, saturation, pooled
+    return _rows(quantile, compute, queue, mean_batch, utilization, saturation, pooled)

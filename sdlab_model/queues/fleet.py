@@ -169,7 +169,7 @@ def unbatched_quantile(
     parts = unbatched_quantile_cells(
         *_replica_arguments(workload, rate, count),
         float(workload.single_request_ms),
-        _per_cell(_tails(q, rate.shape).log_tail, rate.size),
+        _tail_rows(_tails(q, rate.shape), rate.size),
         mdc_grid._SERVERS,
         mdc_grid._LOAD_V,
         mdc_grid._LOG_C,
@@ -227,9 +227,6 @@ def batched_quantile(
     cell_shape = rate.shape
     size_cap = float(workload.effective_max_batch_size)
     tails = _tails(q, cell_shape, int(size_cap))
-    tail, log_tail, poisson_fill = (
-        _per_cell(value, rate.size) for value in (tails.tail, tails.log_tail, tails.poisson_fill)
-    )
     use_table = use_table and classes.share.size == 1 and np.ndim(tails.tail) == 0
     quantile_table = (
         batching._standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
@@ -248,9 +245,7 @@ def batched_quantile(
         np.array(classes.share, dtype=float),
         np.array(classes.count, dtype=float),
         service,
-        tail,
-        log_tail,
-        poisson_fill,
+        _tail_rows(tails, rate.size),
         use_table,
         quantile_table,
         _QUANTILE_TABLE_NODES,
@@ -292,11 +287,13 @@ def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) 
     )
 
 
-def _per_cell(value: float | np.ndarray, cells: int) -> np.ndarray:
-    """One of ``_Tails``' values as a fresh 1-d array of one value per cell."""
-    if np.ndim(value) == 0:
-        return np.full(cells, value)
-    return np.array(value, dtype=float).ravel()
+def _tail_rows(tails: _Tails, cells: int) -> np.ndarray:
+    """``tail``, ``log_tail`` and ``poisson_fill`` as three rows of one value per cell."""
+    rows = np.empty((3, cells))
+    rows[0] = np.reshape(tails.tail, -1)  # one value, or one per cell
+    rows[1] = np.reshape(tails.log_tail, -1)
+    rows[2] = np.reshape(tails.poisson_fill, -1)
+    return rows
 
 
 def _replica_policy(workload: Workload) -> str:
