@@ -54,6 +54,23 @@ def _maximum(a: float, b: float) -> float:
 
 
 @_compile
+def _class_sums(values: np.ndarray) -> np.ndarray:
+    """``values.sum(axis=1)`` of cells x classes, in numpy's order (``_tail_kernel._row_sum``:
+    left to right below 8 terms)."""
+    cells, classes = values.shape
+    out = np.empty(cells)
+    for i in range(cells):
+        if classes < 8:
+            total = 0.0
+            for j in range(classes):
+                total += values[i, j]
+            out[i] = total
+        else:
+            out[i] = _row_sum(values[i])
+    return out
+
+
+@_compile
 def saturation_hold_cells(
     x: np.ndarray,
     c: np.ndarray,
@@ -67,30 +84,44 @@ def saturation_hold_cells(
     """``fleet._saturation_hold_ms`` per cell: the closed form, or the log-scale bisection.
 
     ``x``, ``c``: rate and slots per cell; ``rates``: cells x classes (one model's rate);
-    ``count``: models per class.
+    ``count``: models per class. The bisection steps every busy cell once per round, as numpy
+    did: the cells' steps are independent, so the processor overlaps them (one cell at a time,
+    each step waits on the last one's square root and divisions).
     """
     cells, classes = rates.shape
     hold = np.empty(cells)
-    terms = np.empty(classes)
-    overhead = s * f
+    busy = np.empty(cells, dtype=np.int64)
+    found = 0
     for i in range(cells):
         room = c[i] - x[i] * s * (1.0 - f)
         hold[i] = s * f / room - 1.0 / x[i] if room > 0.0 else np.inf
-        busy = x[i] * s > c[i] and x[i] * s * (f / size_cap + 1.0 - f) < c[i]
-        if not busy:
-            continue
-        fixed_load = x[i] * s * (1.0 - f)
-        lo, hi = 0.0, 1e9
-        for _ in range(steps):
-            mid = math.sqrt(_maximum(lo, 1e-9) * hi)  # bisection on a log scale
-            for j in range(classes):
-                rate = rates[i, j]
-                terms[j] = count[j] * _maximum(rate / size_cap, rate / (1.0 + rate * mid))
-            if fixed_load + overhead * _row_sum(terms) - c[i] > 0.0:
-                lo = mid
+        if x[i] * s > c[i] and x[i] * s * (f / size_cap + 1.0 - f) < c[i]:
+            busy[found] = i
+            found += 1
+    if found == 0:
+        return hold
+    overhead = s * f
+    lo = np.zeros(found)
+    hi = np.full(found, 1e9)
+    terms = np.empty(classes)
+    for _ in range(steps):
+        for k in range(found):
+            i = busy[k]
+            mid = math.sqrt(_maximum(lo[k], 1e-9) * hi[k])  # bisection on a log scale
+            if classes == 1:  # numpy's sum of one term is that term
+                rate = rates[i, 0]
+                load = count[0] * _maximum(rate / size_cap, rate / (1.0 + rate * mid))
             else:
-                hi = mid
-        hold[i] = math.sqrt(_maximum(lo, 1e-9) * hi)
+                for j in range(classes):
+                    rate = rates[i, j]
+                    terms[j] = count[j] * _maximum(rate / size_cap, rate / (1.0 + rate * mid))
+                load = _row_sum(terms)
+            if x[i] * s * (1.0 - f) + overhead * load - c[i] > 0.0:
+                lo[k] = mid
+            else:
+                hi[k] = mid
+    for k in range(found):
+        hold[busy[k]] = math.sqrt(_maximum(lo[k], 1e-9) * hi[k])
     return hold
 
 
@@ -271,55 +302,59 @@ def batched_quantile_cells(
             tau, first_share, mean_s, sd_s, weights, tail, newton_steps
         )
 
-    # Step 3: the queue of batches for the slots.
+    # Step 3: the queue of batches for the slots. Short loops over cells, each free of the last
+    # one's results (as numpy's array operations were): on a heatmap's grid the processor then
+    # overlaps cells instead of waiting on one cell's chain of divisions.
     single = s * (f + (1.0 - f) * 1.0)
     full_batch = s * (f + (1.0 - f) * size_cap)
-    batch_rate = np.empty(classes)
-    work = np.empty(classes)
-    terms = np.empty(classes)
-    total_batch_rate = np.empty(cells)
-    mean_service = np.empty(cells)
+    batch_rate = np.empty((cells, classes))
+    work = np.empty((cells, classes))
+    weighted = np.empty((cells, classes))
+    for i in range(cells):
+        formation_and_service[i] = _maximum(formation_and_service[i], single)
+        for j in range(classes):
+            batch_rate[i, j] = count[j] * x_j[i, j] / batch[i, j]
+            work[i, j] = batch_rate[i, j] * (s * (f + (1.0 - f) * batch[i, j]))
+            weighted[i, j] = weight[j] * saturation_j[i, j]
+    total_batch_rate = _class_sums(batch_rate)
+    mean_service = _class_sums(work)
+    saturation = _class_sums(weighted)
     utilization = np.empty(cells)
-    saturation = np.empty(cells)
     queue_load = np.empty(cells)
+    for i in range(cells):
+        mean_service[i] = mean_service[i] / total_batch_rate[i]
+        utilization[i] = total_batch_rate[i] * mean_service[i] / c[i]
+        full_batch_load = x[i] * full_batch / (c[i] * size_cap)
+        clipped = _minimum(_maximum(saturation[i], 0.0), 1.0)
+        queue_load[i] = utilization[i] - (utilization[i] - full_batch_load) * (clipped * clipped)
+    # Whitt's QNA hybrid for the merged batch stream's gap SCV.
+    streams = np.empty((cells, classes))
+    mixed = np.empty((cells, classes))
+    for i in range(cells):
+        for j in range(classes):
+            mix = batch_rate[i, j] / total_batch_rate[i]
+            per_stream = mix / count[j]
+            streams[i, j] = count[j] * (per_stream * per_stream)
+            mixed[i, j] = mix * (scv_j[i, j] / batch[i, j])
+            weighted[i, j] = weight[j] * mean_s[i, j]
+    stream_sum = _class_sums(streams)
+    mixed_sum = _class_sums(mixed)
+    mean_s_sum = _class_sums(weighted)
     phases = np.empty(cells)
     pooled = np.empty(cells)
     u_safe = np.empty(cells)
     compute = np.empty(cells)
+    offered = np.empty(cells)
     for i in range(cells):
-        formation_and_service[i] = _maximum(formation_and_service[i], single)
-        for j in range(classes):
-            batch_rate[j] = count[j] * x_j[i, j] / batch[i, j]
-            work[j] = batch_rate[j] * (s * (f + (1.0 - f) * batch[i, j]))
-        total = _row_sum(batch_rate)
-        total_batch_rate[i] = total
-        mean_service[i] = _row_sum(work) / total
-        utilization[i] = total * mean_service[i] / c[i]
-        full_batch_load = x[i] * full_batch / (c[i] * size_cap)
-        for j in range(classes):
-            terms[j] = weight[j] * saturation_j[i, j]
-        saturation[i] = _row_sum(terms)
-        clipped = _minimum(_maximum(saturation[i], 0.0), 1.0)
-        queue_load[i] = utilization[i] - (utilization[i] - full_batch_load) * (clipped * clipped)
-        # Whitt's QNA hybrid for the merged batch stream's gap SCV.
-        for j in range(classes):
-            per_stream = batch_rate[j] / total / count[j]
-            terms[j] = count[j] * (per_stream * per_stream)
-        nu = 1.0 / _row_sum(terms)
-        for j in range(classes):
-            terms[j] = batch_rate[j] / total * (scv_j[i, j] / batch[i, j])
+        nu = 1.0 / stream_sum[i]
         u_clip = _minimum(_maximum(queue_load[i], 0.0), 1.0)
         idle = 1.0 - u_clip
         hybrid = 1.0 / (1.0 + 4.0 * (idle * idle) * (nu - 1.0))
-        merged_scv = hybrid * _row_sum(terms) + (1.0 - hybrid)
+        merged_scv = hybrid * mixed_sum[i] + (1.0 - hybrid)
         phases[i] = c[i] * (1.0 / merged_scv)
         pooled[i] = _maximum(c[i] * shape[i], 1.0)
         u_safe[i] = queue_load[i] if queue_load[i] < 1.0 else 0.5
-        for j in range(classes):
-            terms[j] = weight[j] * mean_s[i, j]
-        compute[i] = _minimum(_row_sum(terms), formation_and_service[i])
-    offered = np.empty(cells)
-    for i in range(cells):
+        compute[i] = _minimum(mean_s_sum[i], formation_and_service[i])
         offered[i] = phases[i] * u_safe[i]
     # Over every cell at once: decay_rate_cells steps until all have settled, as numpy did.
     eta = decay_rate_cells(phases, offered)

@@ -174,12 +174,12 @@ def test_the_comparison_covers_the_regimes_it_claims():
 MUTANTS = {
     # name: [(old, new) source edits of _fleet_kernel]
     "holding-time bisection one step short": [
-        ("        for _ in range(steps):\n", "        for _ in range(steps - 1):\n")
+        ("    for _ in range(steps):\n", "    for _ in range(steps - 1):\n")
     ],
     "saturation weighted by one model's share, not its class's": [
         (
-            "            terms[j] = weight[j] * saturation_j[i, j]\n",
-            "            terms[j] = share[j] * saturation_j[i, j]\n",
+            "            weighted[i, j] = weight[j] * saturation_j[i, j]\n",
+            "            weighted[i, j] = share[j] * saturation_j[i, j]\n",
         )
     ],
     "QNA hybrid without the square": [
