@@ -271,7 +271,8 @@ def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
     code = (
         "import sys, sdlab_model\n"
         "from sdlab_model.queues import batching, fleet, mdc, mdc_grid, queueing\n"
-        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules)"
+        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules,\n"
+        "      'sdlab_model.queues._fleet_kernel' in sys.modules)"
     )
     completed = subprocess.run(
         [sys.executable, "-c", code],
@@ -282,6 +283,6 @@ def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
         check=False,
     )
     assert completed.returncode == 0, f"import failed:\n{completed.stderr}"
-    assert completed.stdout.split() == ["False", "False"], (
+    assert completed.stdout.split() == ["False", "False", "False"], (
         f"importing the queues package pulled in numba or the tail kernels: {completed.stdout!r}"
     )
