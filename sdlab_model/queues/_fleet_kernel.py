@@ -6,7 +6,7 @@ the server starts (``_tail_kernel.warm_up``: ~8 s of CPU with an empty cache, 0.
 
 Why compiled: one fresh ``evaluate`` calls ``batched_quantile`` about five times on 1 to 32 cells
 of 1 to 12 model classes. The numpy version ran some 60 array operations per call (plus up to
-32 bisection steps of several more in ``_saturation_hold_ms``), each costing its per-call
+32 bisection steps of several more for the holding time), each costing its per-call
 overhead, about 0.25 ms per call whatever the number of cells. This is the same arithmetic as
 a loop over cells and classes, in the same order of operations and with the same stopping
 rules: a sum over classes adds in numpy's pairwise order (``_tail_kernel._row_sum``), the
@@ -39,7 +39,8 @@ POLICY_RANDOM, POLICY_ROUND_ROBIN, POLICY_CENTRAL = 0, 1, 2
 """``policy`` codes: how a replica's arrival SCV follows from the fleet's (``fleet``'s doc)."""
 
 SLOT_LIMITED_SATURATION = 1.0
-"""``fleet.SLOT_LIMITED_SATURATION`` (a copy: this module must not import ``fleet``)."""
+"""``fleet.SLOT_LIMITED_SATURATION``, copied (``fleet`` imports this module, not the reverse;
+``test_fleet_kernel.py`` checks that the two agree)."""
 
 
 @_compile
@@ -82,7 +83,16 @@ def saturation_hold_cells(
     size_cap: float,
     steps: int,
 ) -> np.ndarray:
-    """``fleet._saturation_hold_ms`` per cell: the closed form, or the log-scale bisection.
+    """The holding time ``T`` (ms) at which one replica's slots just keep up, per cell.
+
+    A batch is its first request plus the ``x_j T`` that arrive while it is held, so a model
+    sends ``x_j / (1 + x_j T)`` batches per ms (at least ``x_j / B``): a rare model still sends
+    single requests however long the others wait. ``T`` solves
+    ``x s (1 - f) + s f sum_j n_j max(x_j / B, x_j / (1 + x_j T)) = c``; with one model that is
+    ``1 + x T = x s f / (c - x s (1 - f))``, the batch size at which slots keep up. Where single
+    requests alone fit in the slots (``x s <= c``) that closed form is used (``T <= 0``: no
+    holding needed); else ``steps`` of bisection on a log scale between 1e-9 and 1e9 ms.
+    ``inf`` where even full batches cannot keep up.
 
     ``x``, ``c``: rate and slots per cell; ``rates``: cells x classes (one model's rate);
     ``count``: models per class. The bisection steps every busy cell once per round, as numpy
@@ -265,6 +275,9 @@ def batched_quantile_cells(
     sd_s = np.empty((cells, classes))
     weights = np.empty((cells, classes))
     for i in range(cells):
+        # ``fill_load`` is a full batch's formation tail for Poisson arrivals; with evenly
+        # spaced arrivals it would be ``B - 1 - tail B`` arrivals' worth. In between,
+        # interpolate by the CV.
         even_fill = size_cap - 1.0 - tail[i] * size_cap
         for j in range(classes):
             b_saturated = 1.0 + x_j[i, j] * hold[i]
@@ -273,6 +286,8 @@ def batched_quantile_cells(
             fill = even_fill + (poisson_fill[i] - even_fill) * math.sqrt(scv_j[i, j])
             fill_ms = _maximum(fill, 0.0) / _maximum(x_j[i, j], 1e-300)
             t = _minimum(window, fill_ms)
+            # Where busy slots, not the window, set a model's batch size, its oldest request
+            # waits for a slot: the holding time, or until a full batch has gathered if sooner.
             if saturation_j[i, j] >= SLOT_LIMITED_SATURATION:
                 t = _maximum(t, _minimum(hold[i], fill_ms))
             spread = 0.0

@@ -198,8 +198,9 @@ def batched_quantile(
     1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
        window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
        slot frees; if every model's batch is held ``T``, a batch is its first request plus
-       ``x_j T`` more, and the slots just keep up at the ``T`` of ``_saturation_hold_ms``, so
-       batches grow to ``b_j = min(B, max(b_w, 1 + x_j T))``.
+       ``x_j T`` more, and the slots just keep up at the ``T`` of
+       ``_fleet_kernel.saturation_hold_cells``, so batches grow to
+       ``b_j = min(B, max(b_w, 1 + x_j T))``.
     2. Formation plus service ``F_j + S_j`` as in ``batching`` (the batch-count variance is the
        window's arrivals times ``a2_j``; where slots set the batch size, ``b_sat >= b_w``, the
        oldest request waits the holding time ``T`` instead of the window), and the ``q``
@@ -272,7 +273,8 @@ _POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
 """``_fleet_kernel``'s ``POLICY_*`` codes by the policy a replica's arrivals follow."""
 
 _HOLD_BISECTION_STEPS = 32
-"""Steps of ``_saturation_hold_ms``'s bisection on a log scale (1e-9 to 1e9 ms)."""
+"""Steps of the holding time's bisection on a log scale, 1e-9 to 1e9 ms
+(``_fleet_kernel.saturation_hold_cells``)."""
 
 
 def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) -> tuple:

@@ -222,3 +222,9 @@ def test_fill_load_is_main_s_bit_for_bit():
             now = batching.fill_load.__wrapped__(int(size), tail)
             before = numpy_reference.fill_load_numpy(int(size), tail)
             assert now == before, f"fill_load({size}, {tail}) = {now!r}, main gave {before!r}"
+
+
+def test_the_kernel_s_slot_limited_threshold_is_the_fleet_s():
+    assert _fleet_kernel.SLOT_LIMITED_SATURATION == fleet.SLOT_LIMITED_SATURATION, (
+        "_fleet_kernel's copy of SLOT_LIMITED_SATURATION no longer matches fleet's"
+    )
