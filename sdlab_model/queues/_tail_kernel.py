@@ -315,9 +315,11 @@ def warm_up() -> None:
     """Compile every kernel for the argument types the model passes (into the disk cache).
 
     Through the public functions, so that the types are theirs (the tail-constant table, say,
-    is a read-only array, a type of its own to numba).
+    is a read-only array, a type of its own to numba). ``fleet.batched_quantile`` compiles
+    ``_fleet_kernel``'s loop (which calls these kernels with its own arrays).
     """
-    from sdlab_model.queues import batching, mdc, mdc_grid
+    from sdlab_model.queues import batching, fleet, mdc, mdc_grid
+    from sdlab_model.workload import Workload
 
     cells = np.array([4.0, 32.0])
     mdc.decay_rate(cells, cells / 2.0)
@@ -325,3 +327,4 @@ def warm_up() -> None:
     block = np.ones((2, 3))
     batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)
     batching.quantile_from_table(cells, cells, cells, cells, 0.01)
+    fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)

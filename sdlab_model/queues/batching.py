@@ -73,15 +73,17 @@ def fill_load(max_batch_size: int, tail: float) -> float:
     size = int(max_batch_size)
     if size <= 1:
         return 0.0
-    ahead = size - 1 - np.arange(size - 1)
-
-    def excess(mean: float) -> float:
-        return float(np.dot(mdc.poisson_pmf(mean, 0, size - 2), ahead))
-
+    ahead = (size - 1 - np.arange(size - 1)).astype(float)
+    # mdc.poisson_pmf(mean, 0, size - 2) with its mean-free parts computed once (the same
+    # values): a new batch size is a fresh evaluate's cost, 64 steps of it.
+    arrivals = np.arange(size - 1, dtype=float)
+    log_factorials = mdc._log_factorial_run(0, size - 2)
+    target = tail * size
     lo, hi = 0.0, 4.0 * size + 40.0
     for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        if excess(mid) > tail * size:
+        mid = 0.5 * (lo + hi)  # > 0: poisson_pmf's mean > 0 branch
+        pmf = np.exp(arrivals * math.log(mid) - mid - log_factorials)
+        if float(np.dot(pmf, ahead)) > target:
             lo = mid
         else:
             hi = mid

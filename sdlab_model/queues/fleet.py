@@ -38,7 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdlab_model.queues import batching, mdc, mdc_grid
+from sdlab_model.queues import batching, mdc_grid
 from sdlab_model.workload import Workload
 
 MAX_VALIDATED_REPLICA_SCV = 1.05
@@ -136,10 +136,7 @@ def arrival_shape(workload: Workload, replicas: np.ndarray) -> np.ndarray:
     ``central_queue``: the fleet's own stream, ``1 / arrival_cv**2``; least request: see the
     module doc.
     """
-    policy = workload.lb_policy
-    if policy == "least_request":
-        policy = "random" if workload.dynamic_batching else "round_robin"
-    return 1.0 / replica_arrival_scv(policy, replicas, workload.arrival_cv)
+    return 1.0 / replica_arrival_scv(_replica_policy(workload), replicas, workload.arrival_cv)
 
 
 @dataclass(frozen=True)
@@ -162,28 +159,22 @@ def unbatched_quantile(
 
     The p99 wait comes from the tabulated exact M/D/c tail (``sdlab_model.queues.mdc_grid``) at
     ``k c`` servers (fractional ``k c`` interpolates between whole ones). ``q``: one quantile,
-    or one per cell (see ``_tails``).
+    or one per cell (see ``_tails``). A compiled loop over cells
+    (``_fleet_kernel.unbatched_quantile_cells``).
     """
-    x, r, c = _replica_view(workload, rate_per_ms, replicas)
-    s = workload.single_request_ms
-    shape = arrival_shape(workload, r)
-    pooled = np.maximum(c * shape, 1.0)
-    rho = x * s / c
-    stable = rho < 1.0
-    rho_safe = np.where(stable, rho, 0.5)
-    eta = mdc.decay_rate(pooled, pooled * rho_safe)
-    log_excess = mdc_grid.log_tail_constant(pooled, rho_safe) - _tails(q, x.shape).log_tail
-    wait = np.where(stable, np.maximum(0.0, log_excess) / eta * s, np.inf)
-    ones = np.ones(x.shape)
-    return FleetLatency(
-        quantile_ms=s + wait,
-        compute_ms=s * ones,
-        queue_ms=wait,
-        mean_batch_size=ones,
-        utilization=rho,
-        saturation=0.0 * ones,
-        pooled_servers=pooled,
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._fleet_kernel import unbatched_quantile_cells
+
+    rate, count = np.broadcast_arrays(np.asarray(rate_per_ms, float), np.asarray(replicas, float))
+    parts = unbatched_quantile_cells(
+        *_replica_arguments(workload, rate, count),
+        float(workload.single_request_ms),
+        _tail_rows(_tails(q, rate.shape), rate.size),
+        mdc_grid._SERVERS,
+        mdc_grid._LOAD_V,
+        mdc_grid._LOG_C,
     )
+    return FleetLatency(*(part.reshape(rate.shape) for part in parts))
 
 
 def batched_quantile(
@@ -207,8 +198,9 @@ def batched_quantile(
     1. Each model's batcher sees ``x_j = x p_j`` with gap SCV ``a2_j = p_j a2 + 1 - p_j``. Its
        window collects ``b_w = min(B, 1 + x_j W)``. Busy slots hold every model's batch until a
        slot frees; if every model's batch is held ``T``, a batch is its first request plus
-       ``x_j T`` more, and the slots just keep up at the ``T`` of ``_saturation_hold_ms``, so
-       batches grow to ``b_j = min(B, max(b_w, 1 + x_j T))``.
+       ``x_j T`` more, and the slots just keep up at the ``T`` of
+       ``_fleet_kernel.saturation_hold_cells``, so batches grow to
+       ``b_j = min(B, max(b_w, 1 + x_j T))``.
     2. Formation plus service ``F_j + S_j`` as in ``batching`` (the batch-count variance is the
        window's arrivals times ``a2_j``; where slots set the batch size, ``b_sat >= b_w``, the
        oldest request waits the holding time ``T`` instead of the window), and the ``q``
@@ -221,104 +213,97 @@ def batched_quantile(
 
     Approximations: those of ``sdlab_model.queues.batching`` plus the mixture of batch sizes served
     as their mean. ``scripts/accuracy_report.py`` measures where this holds.
+
+    A compiled loop over cells and classes (``_fleet_kernel.batched_quantile_cells``), the numpy
+    version's arithmetic in its order.
     """
+    # Imported here, not at module top: `import sdlab_model` must not import numba.
+    from sdlab_model.queues._fleet_kernel import batched_quantile_cells
+
     if workload.is_central_queue:  # one batcher for every model
         classes = ModelClasses(np.ones(1), np.ones(1))
     else:
         classes = classes or model_classes(workload)
-    x_cells, r, c_cells = _replica_view(workload, rate_per_ms, replicas)
-    cell_shape = x_cells.shape
-    x = x_cells.reshape(-1, 1)  # cells x 1
-    c = c_cells.reshape(-1, 1)
-    shape = arrival_shape(workload, r).reshape(-1, 1)
-    p = classes.share.reshape(1, -1)  # 1 x classes
-    n = classes.count.reshape(1, -1)
-    weight = classes.weight.reshape(1, -1)
-    s, f = workload.single_request_ms, workload.batch_overhead_share
+    rate, count = np.broadcast_arrays(np.asarray(rate_per_ms, float), np.asarray(replicas, float))
+    cell_shape = rate.shape
     size_cap = float(workload.effective_max_batch_size)
-    window = float(workload.batch_window_ms)
     tails = _tails(q, cell_shape, int(size_cap))
-    tail = tails.tail
-
-    def service(b):
-        return s * (f + (1.0 - f) * b)
-
-    x_j = x * p
-    scv_j = p / shape + (1.0 - p)
-    b_window = batching._window_batch(x_j, window, size_cap)
-    hold_ms = _saturation_hold_ms(x, c, x_j, np.broadcast_to(n, x_j.shape), s, f, size_cap)
-    b_saturated = 1.0 + x_j * hold_ms
-    batch = np.minimum(size_cap, np.maximum(b_window, b_saturated))
-    saturation_j = b_saturated / b_window
-
-    # ``fill_load`` is a full batch's formation tail for Poisson arrivals; with evenly spaced
-    # arrivals it would be ``B - 1 - tail B`` arrivals' worth. In between, interpolate by the CV.
-    poisson_fill = tails.poisson_fill
-    even_fill = size_cap - 1.0 - tail * size_cap
-    fill = even_fill + (poisson_fill - even_fill) * np.sqrt(scv_j)
-    fill_ms = np.maximum(fill, 0.0) / np.maximum(x_j, 1e-300)
-    tau = np.minimum(window, fill_ms)
-    # Where busy slots, not the window, set a model's batch size, its oldest request waits for
-    # a slot: the holding time, or until a full batch has gathered if that comes first.
-    slot_limited = saturation_j >= SLOT_LIMITED_SATURATION
-    tau = np.where(slot_limited, np.maximum(tau, np.minimum(hold_ms, fill_ms)), tau)
-    spread = np.where(
-        b_window < size_cap,
-        np.minimum(scv_j * x_j * window, ((size_cap - b_window) / 2.5) ** 2),
-        0.0,
+    use_table = use_table and classes.share.size == 1 and np.ndim(tails.tail) == 0
+    quantile_table = (
+        batching._standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
     )
-    biased = np.minimum(size_cap, batch + spread / batch)
-    mean_s = service(biased)
-    sd_s = np.maximum(s * (1.0 - f) * np.sqrt(spread), 1e-3 * s)
-    if use_table and classes.share.size == 1 and np.ndim(tail) == 0:
-        formation_and_service = batching.quantile_from_table(
-            tau[:, 0], 1.0 / batch[:, 0], mean_s[:, 0], sd_s[:, 0], tail
-        )
-    else:
-        formation_and_service = batching.mixture_quantile(
-            tau, 1.0 / batch, mean_s, sd_s, np.broadcast_to(weight, tau.shape), tail
-        )
-    formation_and_service = np.maximum(formation_and_service, service(1.0))
-
-    batch_rate = n * x_j / batch  # per class, batches per ms
-    total_batch_rate = batch_rate.sum(axis=1)
-    mean_service = (batch_rate * service(batch)).sum(axis=1) / total_batch_rate
-    c = c[:, 0]
-    utilization = total_batch_rate * mean_service / c
-    full_batch_load = x[:, 0] * service(size_cap) / (c * size_cap)
-    saturation = (weight * saturation_j).sum(axis=1)
-    blend = np.minimum(np.maximum(saturation, 0.0), 1.0) ** 2
-    queue_load = utilization - (utilization - full_batch_load) * blend
-    # Whitt's QNA hybrid for the merged batch stream's gap SCV.
-    mix = batch_rate / total_batch_rate[:, None]
-    stream_scv = scv_j / batch
-    nu = 1.0 / (n * (mix / n) ** 2).sum(axis=1)  # streams of equal rate within a class
-    u_clip = np.minimum(np.maximum(queue_load, 0.0), 1.0)
-    hybrid = 1.0 / (1.0 + 4.0 * (1.0 - u_clip) ** 2 * (nu - 1.0))
-    merged_scv = hybrid * (mix * stream_scv).sum(axis=1) + (1.0 - hybrid)
-    batch_shape = 1.0 / merged_scv
-
-    pooled = np.maximum(c * shape[:, 0], 1.0)
-    stable = queue_load < 1.0
-    u_safe = np.where(stable, queue_load, 0.5)
-    log_tail = tails.log_tail if np.ndim(tails.log_tail) == 0 else tails.log_tail.reshape(-1)
-    log_excess = mdc_grid.log_tail_constant(pooled, u_safe) - log_tail
-    phases = c * batch_shape
-    eta = mdc.decay_rate(phases, phases * u_safe) / mean_service
-    queue = np.where(log_excess > 0.0, log_excess / eta, 0.0)
-    queue = np.where(stable, queue, np.inf)
-
-    compute = np.minimum((weight * mean_s).sum(axis=1), formation_and_service)
-    mean_batch = x[:, 0] / total_batch_rate
-    return FleetLatency(
-        quantile_ms=(formation_and_service + queue).reshape(cell_shape),
-        compute_ms=compute.reshape(cell_shape),
-        queue_ms=queue.reshape(cell_shape),
-        mean_batch_size=mean_batch.reshape(cell_shape),
-        utilization=utilization.reshape(cell_shape),
-        saturation=saturation.reshape(cell_shape),
-        pooled_servers=pooled.reshape(cell_shape),
+    service = np.array(
+        [
+            workload.single_request_ms,
+            workload.batch_overhead_share,
+            size_cap,
+            float(workload.batch_window_ms),
+        ]
     )
+    # Fresh arrays throughout: a read-only or strided view would compile the kernel once more.
+    parts = batched_quantile_cells(
+        *_replica_arguments(workload, rate, count),
+        np.array(classes.share, dtype=float),
+        np.array(classes.count, dtype=float),
+        service,
+        _tail_rows(tails, rate.size),
+        use_table,
+        quantile_table,
+        _QUANTILE_TABLE_NODES,
+        mdc_grid._SERVERS,
+        mdc_grid._LOAD_V,
+        mdc_grid._LOG_C,
+        2 * batching._NEWTON_STEPS,
+        _HOLD_BISECTION_STEPS,
+    )
+    return FleetLatency(*(part.reshape(cell_shape) for part in parts))
+
+
+_NO_TABLE = np.zeros((2, 2))
+"""``batched_quantile``'s stand-in for the quantile table where it is not used (one type)."""
+
+_QUANTILE_TABLE_NODES = (
+    batching._TABLE_SPREAD,
+    batching._LOG_TABLE_SPREAD,
+    batching._TABLE_FIRST_SHARE,
+    batching._LOG_TABLE_FIRST_SHARE,
+)
+
+_POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
+"""``_fleet_kernel``'s ``POLICY_*`` codes by the policy a replica's arrivals follow."""
+
+_HOLD_BISECTION_STEPS = 32
+"""Steps of the holding time's bisection on a log scale, 1e-9 to 1e9 ms
+(``_fleet_kernel.saturation_hold_cells``)."""
+
+
+def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) -> tuple:
+    """The kernels' first arguments: the cells' fleet rates and replica counts (fresh 1-d
+    arrays), the policy's code, the fleet's arrival SCV and the slots per replica."""
+    return (
+        np.array(rate, dtype=float, order="C").ravel(),
+        np.array(count, dtype=float, order="C").ravel(),
+        _POLICY_CODES[_replica_policy(workload)],
+        float(workload.arrival_cv * workload.arrival_cv),
+        float(workload.slots_per_replica),
+    )
+
+
+def _tail_rows(tails: _Tails, cells: int) -> np.ndarray:
+    """``tail``, ``log_tail`` and ``poisson_fill`` as three rows of one value per cell."""
+    rows = np.empty((3, cells))
+    rows[0] = np.reshape(tails.tail, -1)  # one value, or one per cell
+    rows[1] = np.reshape(tails.log_tail, -1)
+    rows[2] = np.reshape(tails.poisson_fill, -1)
+    return rows
+
+
+def _replica_policy(workload: Workload) -> str:
+    """The policy whose arrival SCV a replica sees (least request: see the module doc)."""
+    policy = workload.lb_policy
+    if policy == "least_request":
+        policy = "random" if workload.dynamic_batching else "round_robin"
+    return policy
 
 
 @dataclass(frozen=True)
@@ -348,82 +333,6 @@ def _tails(q: float | np.ndarray, cell_shape: tuple[int, ...], size: int = 1) ->
         np.array([math.log(tail) for tail in tails]).reshape(cell_shape),
         np.array(fills)[:, None],
     )
-
-
-def _saturation_hold_ms(x, c, x_j, n, s, f, size_cap, steps: int = 32):
-    """The holding time ``T`` (ms) at which one replica's slots just keep up, per cell.
-
-    A batch is its first request plus the ``x_j T`` that arrive while it is held, so a model
-    sends ``x_j / (1 + x_j T)`` batches per ms (at least ``x_j / B``): a rare model still sends
-    single requests however long the others wait. ``T`` solves
-    ``x s (1 - f) + s f sum_j n_j max(x_j / B, x_j / (1 + x_j T)) = c``; with one model that is
-    ``1 + x T = x s f / (c - x s (1 - f))``, the batch size at which slots keep up. Where single
-    requests alone fit in the slots (``x s <= c``) that closed form is used (``T <= 0``: no
-    holding needed); else bisection. ``inf`` where even full batches cannot keep up.
-    """
-    x1 = x[:, 0]
-    c1 = c[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        closed = s * f / (c1 - x1 * s * (1.0 - f)) - 1.0 / x1
-    hold = np.where(c1 - x1 * s * (1.0 - f) > 0.0, closed, np.inf)
-    busy = (x1 * s > c1) & (x1 * s * (f / size_cap + 1.0 - f) < c1)
-    if not busy.any():
-        return hold[:, None]
-    rates, counts, slots, total = x_j[busy], n[busy], c1[busy], x1[busy]
-    # The terms of ``excess`` that do not move with the holding time, computed once, as the
-    # bisection's own expressions would (the same values bit for bit).
-    fixed_load = total * s * (1.0 - f)
-    overhead = s * f
-    batch_floor = rates / size_cap
-    if rates.shape[1] == 1 and total.size <= _SCALAR_BISECTION_CELLS:
-        # One model class and a few cells: the same bisection on Python floats (IEEE arithmetic
-        # and a correctly rounded sqrt, so the same numbers) without numpy's per-call cost.
-        hold[busy] = [
-            _bisect_hold_one(float(a), float(b), float(r), float(m), float(sl), overhead, steps)
-            for a, b, r, m, sl in zip(
-                fixed_load, batch_floor[:, 0], rates[:, 0], counts[:, 0], slots, strict=True
-            )
-        ]
-        return hold[:, None]
-
-    def excess(hold_ms):
-        per_model = np.maximum(batch_floor, rates / (1.0 + rates * hold_ms[:, None]))
-        return fixed_load + overhead * (counts * per_model).sum(axis=1) - slots
-
-    lo = np.zeros(total.shape)
-    hi = np.full(total.shape, 1e9)
-    for _ in range(steps):
-        mid = np.sqrt(np.maximum(lo, 1e-9) * hi)  # bisection on a log scale
-        over = excess(mid) > 0.0
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    hold[busy] = np.sqrt(np.maximum(lo, 1e-9) * hi)
-    return hold[:, None]
-
-
-_SCALAR_BISECTION_CELLS = 4
-"""Up to this many busy cells (one model class) ``_saturation_hold_ms`` bisects in plain Python."""
-
-
-def _bisect_hold_one(
-    fixed_load: float,
-    batch_floor: float,
-    rate: float,
-    count: float,
-    slots: float,
-    overhead: float,
-    steps: int,
-) -> float:
-    """``_saturation_hold_ms``'s bisection for one cell of one model class, on floats."""
-    lo, hi = 0.0, 1e9
-    for _ in range(steps):
-        mid = math.sqrt(max(lo, 1e-9) * hi)
-        per_model = max(batch_floor, rate / (1.0 + rate * mid))
-        if fixed_load + overhead * (count * per_model) - slots > 0.0:
-            lo = mid
-        else:
-            hi = mid
-    return math.sqrt(max(lo, 1e-9) * hi)
 
 
 def accuracy(workload: Workload, parts: FleetLatency, is_exact: bool) -> tuple[str, str]:

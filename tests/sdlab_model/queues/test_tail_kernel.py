@@ -22,7 +22,7 @@ import numpy_reference  # beside this file (pytest puts the folder on the path)
 import pytest
 
 from sdlab_model import Workload, evaluate, p99_grid
-from sdlab_model.queues import _tail_kernel, batching, mdc, mdc_grid
+from sdlab_model.queues import _fleet_kernel, _tail_kernel, batching, mdc, mdc_grid
 
 ROOT = Path(__file__).resolve().parents[3]
 RELATIVE_TOLERANCE = 1e-12
@@ -219,17 +219,24 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
 
 
 KERNELS = (
-    "decay_rate_cells",
-    "log_tail_constant_cells",
-    "mixture_quantile_rows",
-    "quantile_from_table_cells",
+    (_tail_kernel, "decay_rate_cells"),
+    (_tail_kernel, "log_tail_constant_cells"),
+    (_tail_kernel, "mixture_quantile_rows"),
+    (_tail_kernel, "quantile_from_table_cells"),
+    (_fleet_kernel, "batched_quantile_cells"),  # its saturation_hold_cells is compiled into it
 )
+
+
+def _signatures() -> dict[str, int]:
+    """Compiled signatures per kernel."""
+    return {name: len(getattr(module, name).signatures) for module, name in KERNELS}
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no compilation to warm")
 def test_warm_up_compiles_every_type_the_model_passes():
     _tail_kernel.warm_up()
-    compiled = {name: len(getattr(_tail_kernel, name).signatures) for name in KERNELS}
+    compiled = _signatures()
+    assert all(compiled.values()), f"warm_up left a kernel uncompiled: {compiled}"
     rates, replicas = np.geomspace(1.0, 1e4, 7), np.arange(1.0, 6.0)
     for workload in (
         Workload(),
@@ -239,7 +246,7 @@ def test_warm_up_compiles_every_type_the_model_passes():
     ):
         evaluate(workload, "queueing")
         p99_grid(workload, rates, replicas)
-    after = {name: len(getattr(_tail_kernel, name).signatures) for name in KERNELS}
+    after = _signatures()
     assert after == compiled, f"the model compiled new kernel types after warm_up: {after}"
 
 
@@ -264,7 +271,8 @@ def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
     code = (
         "import sys, sdlab_model\n"
         "from sdlab_model.queues import batching, fleet, mdc, mdc_grid, queueing\n"
-        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules)"
+        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules,\n"
+        "      'sdlab_model.queues._fleet_kernel' in sys.modules)"
     )
     completed = subprocess.run(
         [sys.executable, "-c", code],
@@ -275,6 +283,6 @@ def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
         check=False,
     )
     assert completed.returncode == 0, f"import failed:\n{completed.stderr}"
-    assert completed.stdout.split() == ["False", "False"], (
+    assert completed.stdout.split() == ["False", "False", "False"], (
         f"importing the queues package pulled in numba or the tail kernels: {completed.stdout!r}"
     )
