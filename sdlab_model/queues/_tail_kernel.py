@@ -328,3 +328,4 @@ def warm_up() -> None:
     batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)
     batching.quantile_from_table(cells, cells, cells, cells, 0.01)
     fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)
+    fleet.unbatched_quantile(Workload(dynamic_batching=False), cells, cells / 4.0, 0.99)

@@ -224,6 +224,7 @@ KERNELS = (
     (_tail_kernel, "mixture_quantile_rows"),
     (_tail_kernel, "quantile_from_table_cells"),
     (_fleet_kernel, "batched_quantile_cells"),  # its saturation_hold_cells is compiled into it
+    (_fleet_kernel, "unbatched_quantile_cells"),
 )
 
 
