@@ -4,8 +4,9 @@ Every queueing evaluation runs numba kernels (``sdlab_model.queues._tail_kernel`
 M/D/c solve's ``_mdc_kernel``). numba compiles them on first use, or loads them from its disk
 cache. ``python3 dev.py run`` compiles them before it serves, but Streamlit Community Cloud runs
 ``streamlit run app.py`` directly, so after a deploy the first page to evaluate anything would
-wait for the compiler with nothing on the screen: measured at 6.2 s to the first p99 with an
-empty cache, 1.9 s with a warm one (numba's import and the cache's load).
+wait for the compiler with nothing on the screen: measured on a 2-core machine at 14.6 s to the
+first p99 with an empty cache (most of it compiling ``_fleet_kernel`` and ``_tail_kernel``),
+1.8 s with a warm one (numba's import and the cache's load).
 
 So the first run of the process starts one thread that compiles (or loads) them, and every run
 that comes before it is done waits for it under a spinner that says why.
@@ -21,8 +22,8 @@ _done = threading.Event()
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 WAIT_MESSAGE = (
-    "Preparing the model's compiled kernels: the first page after the server starts waits a few "
-    "seconds for them, once."
+    "Preparing the model's compiled kernels: the first page after the server starts waits for "
+    "them, about 15 seconds if they were never compiled here, once."
 )
 
 
