@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import deferred, sockets, state, warmup
+from sdlab_ui import deferred, runs, sockets, state, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -48,11 +48,12 @@ page = st.navigation(_pages())
 # the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
 # when the page fails, so the inputs that led there can be changed.
 deferred.clear()
-state.show_notices()
-try:
-    page.run()
-finally:
+with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
+    state.show_notices()
     try:
-        state.render_sidebar()
+        page.run()
     finally:
-        deferred.run()  # what the page left for last (the Lab's diagram, drawn meanwhile)
+        try:
+            state.render_sidebar()
+        finally:
+            deferred.run()  # what the page left for last (the Lab's diagram, drawn meanwhile)

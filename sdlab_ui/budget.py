@@ -31,6 +31,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.workload import Workload
+from sdlab_ui import runs
 
 HEAVY_UTILIZATION = 0.9
 """From here up an unbatched queueing evaluation solves a large M/D/c chain exactly: its state
@@ -75,10 +76,13 @@ class Lane:
             ahead = self._waiting - 1
         try:
             queue = f", {ahead} more ahead of yours" if ahead else ""
-            with st.spinner(
-                "Waiting for the server: other visitors' computations are running"
-                f"{queue}. Yours starts as soon as one ends…",
-                show_time=True,
+            with (
+                st.spinner(
+                    "Waiting for the server: other visitors' computations are running"
+                    f"{queue}. Yours starts as soon as one ends…",
+                    show_time=True,
+                ),
+                runs.paused(),
             ):
                 self._semaphore.acquire()
         finally:

@@ -30,7 +30,7 @@ from sdlab_model.assessment import Assessment, ModelName
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, figures, grids, report
+from sdlab_ui import budget, figures, grids, report, runs
 from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
@@ -81,7 +81,8 @@ class SharedCache(Generic[_P, _R]):
                 if done is None:
                     done = self._computing[key] = threading.Event()
                     break
-            done.wait()  # another session is computing it: look again once it is done
+            with runs.paused():  # another session is computing it: look again once it is done
+                done.wait()
         try:
             result = self._function(*args, **kwargs)
             with self._lock:

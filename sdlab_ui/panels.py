@@ -25,7 +25,7 @@ from sdlab_model.architecture import (
     to_dot,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, deferred, report, simulation, state
+from sdlab_ui import cache, deferred, report, runs, simulation, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -147,7 +147,9 @@ def architecture(view: cache.LabView) -> None:
 
 def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str) -> None:
     """Put the diagram in ``place`` once ``dot`` has drawn it (the browser draws it if not)."""
-    if not draw_server_diagram(dot, place, svg.result()):
+    with runs.paused():  # dot is a process of its own: let another run draw meanwhile
+        drawn = svg.result()
+    if not draw_server_diagram(dot, place, drawn):
         place.graphviz_chart(dot, width="stretch")
 
 
