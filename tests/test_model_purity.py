@@ -53,6 +53,39 @@ def test_importing_every_module_loads_no_ui_library():
     assert not loaded, f"importing {PACKAGE} loaded UI libraries: {loaded}"
 
 
+_IMPORT_PUBLIC = f"""
+import importlib, json, pkgutil, sys
+import {PACKAGE}
+names = [
+    info.name for info in pkgutil.walk_packages({PACKAGE}.__path__, "{PACKAGE}.")
+    if not info.name.rsplit(".", 1)[-1].startswith("_")
+]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({{"modules": names, "loaded": sorted(sys.modules)}}))
+"""
+
+
+def test_importing_the_model_loads_no_compiler():
+    """Importing the package and every public module imports neither numba nor a compiled
+    kernel (``_*kernel``, ``_stepper``: they import numba, lazily, where first used), so that
+    ``import sdlab_model`` is quick and compiles nothing."""
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PUBLIC],
+        cwd=PACKAGE_DIR.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"importing {PACKAGE} failed:\n{result.stderr}"
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert any(name.endswith(".simulator") for name in report["modules"]), "too few modules"
+    assert any(name.endswith(".queueing") for name in report["modules"]), "too few modules"
+    compiled = [name for name in report["loaded"] if name.split(".")[0] == "numba"]
+    assert not compiled, f"importing {PACKAGE} loaded numba: {compiled[:5]}"
+
+
 def _imported_names(tree: ast.AST) -> list[tuple[int, str]]:
     names: list[tuple[int, str]] = []
     for node in ast.walk(tree):

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -266,24 +264,3 @@ def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
     compiled = _tail_kernel._compile(function)
     assert calls == [True, False], f"expected a cached try then an uncached compile, got {calls}"
     assert compiled is function, "the fallback should compile the same function"
-
-
-def test_importing_the_queues_imports_neither_numba_nor_the_kernels():
-    code = (
-        "import sys, sdlab_model\n"
-        "from sdlab_model.queues import batching, fleet, mdc, mdc_grid, queueing\n"
-        "print('numba' in sys.modules, 'sdlab_model.queues._tail_kernel' in sys.modules,\n"
-        "      'sdlab_model.queues._fleet_kernel' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, f"import failed:\n{completed.stderr}"
-    assert completed.stdout.split() == ["False", "False", "False"], (
-        f"importing the queues package pulled in numba or the tail kernels: {completed.stdout!r}"
-    )

@@ -337,25 +337,6 @@ def test_results_identical_to_the_bit_with_the_jit_disabled():
     )
 
 
-def test_importing_the_model_neither_imports_numba_nor_compiles():
-    code = (
-        "import sys, sdlab_model, sdlab_model.simulation.simulator; "
-        "print('numba' in sys.modules, 'sdlab_model.simulation._sim_kernel' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, f"import failed:\n{completed.stderr}"
-    assert completed.stdout.split() == ["False", "False"], (
-        f"import sdlab_model pulled in numba or the kernel: {completed.stdout!r}"
-    )
-
-
 def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
     from sdlab_model.simulation import _sim_kernel
 
