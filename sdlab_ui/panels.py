@@ -125,7 +125,11 @@ def architecture(view: cache.LabView) -> None:
     dot = last_dot
     if inputs != last_inputs:
         dot = diagram_dot(result)
-    if report.dot_available():
+    drawn = cache.diagram_svg.peek(dot)
+    if drawn is not None:  # drawn before (by this session or another): no need to wait for dot
+        draw_server_diagram(dot, svg=drawn)
+        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+    elif report.dot_available():
         # Drawn last (``deferred``): ``dot`` runs while the rest of the page and the sidebar are
         # drawn, and the diagram takes this place when it is done.
         svg = cache.diagram_svg_later(dot)

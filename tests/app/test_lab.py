@@ -86,6 +86,18 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
     assert app.session_state["sdlab.deferred"] == [], "the run left drawing undone"
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_a_diagram_drawn_before_is_drawn_at_once_without_a_worker(monkeypatch):
+    later = []
+    original = cache.diagram_svg_later
+    monkeypatch.setattr(cache, "diagram_svg_later", lambda dot: later.append(dot) or original(dot))
+    first = open_app({"rate_rps": "2468"})
+    assert len(later) == 1, f"a new diagram went to the worker {len(later)} times"
+    second = open_app({"rate_rps": "2468"})  # another visitor, the same lab
+    assert len(later) == 1, "a diagram drawn before waited for a worker again"
+    assert _diagrams(second) == _diagrams(first), "the second visitor saw another diagram"
+
+
 @pytest.mark.parametrize("missing", ["dot fails", "no dot"])
 def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
