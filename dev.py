@@ -178,6 +178,11 @@ _WARM_KERNELS = (
     "from sdlab_model.queues.mdc import MdcWait; MdcWait.solve(2, 1.0); "
     "from sdlab_model.queues._tail_kernel import warm_up; warm_up()"
 )
+_WARM_SIMULATOR = (
+    "from sdlab_model import Workload, simulate; "
+    "[simulate(Workload(**changes), n_requests=2000) for changes in "
+    "({}, {'dynamic_batching': False}, {'lb_policy': 'central_queue'})]"
+)
 
 
 def main(argv: list[str]) -> int:
@@ -194,6 +199,9 @@ def main(argv: list[str]) -> int:
         subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})
+    # Compile the kernels every test process and test server needs into numba's disk cache once,
+    # first (~20 s on a fresh checkout): each would otherwise compile its own copy.
+    subprocess.call([str(python), "-c", f"{_WARM_KERNELS}; {_WARM_SIMULATOR}"], cwd=ROOT)
     args = [str(python), "-m", "pytest", *_default_workers(rest), *rest]
     return subprocess.call(args, cwd=ROOT)
 
