@@ -28,13 +28,10 @@ print(json.dumps({{"modules": names, "loaded": sorted(sys.modules)}}))
 """
 
 
-def _forbidden(module_name: str) -> bool:
-    return module_name.split(".")[0] in FORBIDDEN
-
-
-def test_importing_every_module_loads_no_ui_library():
+def _import_report(code: str) -> dict[str, list[str]]:
+    """Run ``code`` (one of the import scripts) in a fresh interpreter; its JSON report."""
     result = subprocess.run(
-        [sys.executable, "-c", _IMPORT_ALL],
+        [sys.executable, "-c", code],
         cwd=PACKAGE_DIR.parent,
         capture_output=True,
         text=True,
@@ -42,7 +39,15 @@ def test_importing_every_module_loads_no_ui_library():
         check=False,
     )
     assert result.returncode == 0, f"importing {PACKAGE} failed:\n{result.stderr}"
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _forbidden(module_name: str) -> bool:
+    return module_name.split(".")[0] in FORBIDDEN
+
+
+def test_importing_every_module_loads_no_ui_library():
+    report = _import_report(_IMPORT_ALL)
     source_modules = {
         f"{PACKAGE}.{path.stem}" for path in PACKAGE_DIR.glob("*.py") if path.stem != "__init__"
     }
@@ -70,16 +75,7 @@ def test_importing_the_model_loads_no_compiler():
     """Importing the package and every public module imports neither numba nor a compiled
     kernel (``_*kernel``, ``_stepper``: they import numba, lazily, where first used), so that
     ``import sdlab_model`` is quick and compiles nothing."""
-    result = subprocess.run(
-        [sys.executable, "-c", _IMPORT_PUBLIC],
-        cwd=PACKAGE_DIR.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, f"importing {PACKAGE} failed:\n{result.stderr}"
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = _import_report(_IMPORT_PUBLIC)
     assert any(name.endswith(".simulator") for name in report["modules"]), "too few modules"
     assert any(name.endswith(".queueing") for name in report["modules"]), "too few modules"
     compiled = [name for name in report["loaded"] if name.split(".")[0] == "numba"]
