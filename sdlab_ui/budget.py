@@ -76,13 +76,11 @@ class Lane:
             ahead = self._waiting - 1
         try:
             queue = f", {ahead} more ahead of yours" if ahead else ""
-            with (
-                st.spinner(
-                    "Waiting for the server: other visitors' computations are running"
-                    f"{queue}. Yours starts as soon as one ends…",
-                    show_time=True,
-                ),
-                runs.paused(),
+            runs.give_up()  # no run slot held while waiting (see sdlab_ui/runs.py)
+            with st.spinner(
+                "Waiting for the server: other visitors' computations are running"
+                f"{queue}. Yours starts as soon as one ends…",
+                show_time=True,
             ):
                 self._semaphore.acquire()
         finally:
@@ -105,10 +103,15 @@ def held_lane() -> Lane | None:
 
 @contextmanager
 def slot(lane: Lane | None) -> Iterator[None]:
-    """Run the block holding a slot in ``lane`` (``None``: no slot needed)."""
+    """Run the block holding a slot in ``lane`` (``None``: no slot needed).
+
+    The run gives its page-run slot up (``runs.give_up``): its lane bounds this work already,
+    and a computation of a second or more holding a run slot too would keep other visitors'
+    ordinary reruns waiting for it."""
     if lane is None or held_lane() is not None:
         yield
         return
+    runs.give_up()
     lane.acquire()
     _held.lane = lane
     try:

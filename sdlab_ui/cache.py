@@ -84,8 +84,8 @@ class SharedCache(Generic[_P, _R]):
                 if done is None:
                     done = self._computing[key] = threading.Event()
                     break
-            with runs.paused():  # another session is computing it: look again once it is done
-                done.wait()
+            runs.give_up()  # another session is computing it: look again once it is done
+            done.wait()
         try:
             result = self._function(*args, **kwargs)
             with self._lock:

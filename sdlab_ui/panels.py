@@ -151,8 +151,9 @@ def architecture(view: cache.LabView) -> None:
 
 def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str) -> None:
     """Put the diagram in ``place`` once ``dot`` has drawn it (the browser draws it if not)."""
-    with runs.paused():  # dot is a process of its own: let another run draw meanwhile
-        drawn = svg.result()
+    if not svg.done():
+        runs.give_up()  # dot is a process of its own: let another run draw meanwhile
+    drawn = svg.result()
     if not draw_server_diagram(dot, place, drawn):
         place.graphviz_chart(dot, width="stretch")
 

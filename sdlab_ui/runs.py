@@ -7,10 +7,13 @@ sends each run's elements to its browser, gets one turn in twenty-one. Runs that
 instead finish one after another: on average in about half the time, and their elements are
 sent as they are made.
 
-So a run draws its page holding one of ``RUNS_AT_ONCE`` slots. A run that must wait for
+So a run starts drawing once it holds one of ``RUNS_AT_ONCE`` slots. A run about to wait for
 something another thread does (a budget slot, a result another session is computing, Graphviz)
-gives its slot up while it waits (``paused``), so a slot is never held by a run that cannot go
-on, and waits cannot chain into a deadlock.
+or to compute under a budget lane (which bounds that work already) gives its slot up for the
+rest of the run (``give_up``), and never waits for one again. The only wait for a slot is then
+at a run's start, where the run holds nothing another run could be waiting for: no wait can
+close a cycle. (Taking the slot back after such a wait deadlocked: two runs holding both slots
+waited for a result that a third was computing, and the third waited for a slot.)
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 RUNS_AT_ONCE = 2
-"""Runs drawing at once: one per core, so a run that waits on a process of its own (``dot``) or
-the operating system leaves the other going."""
+"""Runs drawing at once: one per core, so a run that waits on the operating system (a socket, a
+process of its own) leaves the other going."""
 
 _slots = threading.BoundedSemaphore(RUNS_AT_ONCE)
 _held = threading.local()
@@ -34,7 +37,8 @@ def holds_slot() -> bool:
 
 @contextmanager
 def slot() -> Iterator[None]:
-    """Draw the block holding a run slot (once per thread: a nested call takes none)."""
+    """Draw the block holding a run slot, taken at its start (once per thread: a nested call
+    takes none). Call it where the thread holds no lock another run might wait for."""
     if holds_slot():
         yield
         return
@@ -43,20 +47,11 @@ def slot() -> Iterator[None]:
     try:
         yield
     finally:
+        give_up()
+
+
+def give_up() -> None:
+    """Hand this thread's run slot (if it holds one) to another run; this run goes on without."""
+    if holds_slot():
         _held.slot = False
         _slots.release()
-
-
-@contextmanager
-def paused() -> Iterator[None]:
-    """Give this thread's run slot (if it holds one) to another run while the block waits."""
-    if not holds_slot():
-        yield
-        return
-    _held.slot = False
-    _slots.release()
-    try:
-        yield
-    finally:
-        _slots.acquire()
-        _held.slot = True

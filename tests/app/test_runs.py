@@ -6,6 +6,8 @@ import contextlib
 import threading
 import time
 
+import pytest
+
 from sdlab_ui import budget, runs
 
 
@@ -29,17 +31,18 @@ def test_at_most_runs_at_once_draw_together():
     assert most[0] == runs.RUNS_AT_ONCE, f"{most[0]} runs drew at once"
 
 
-def test_a_waiting_run_lets_another_draw_and_then_goes_on(monkeypatch):
-    monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(1))
-    waiting, release, other_drew, resumed = (threading.Event() for _ in range(4))
+def test_a_run_that_gives_its_slot_up_lets_another_draw_and_goes_on_without(monkeypatch):
+    slots = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(runs, "_slots", slots)
+    waiting, release, other_drew, went_on = (threading.Event() for _ in range(4))
 
     def first():
         with runs.slot():
-            with runs.paused():
-                waiting.set()
-                release.wait(30)  # longer than the check below waits
-            assert runs.holds_slot(), "the run went on without its slot"
-            resumed.set()
+            runs.give_up()
+            waiting.set()
+            release.wait(30)  # longer than the check below waits
+            assert not runs.holds_slot(), "the run took a slot back: a wait could close a cycle"
+            went_on.set()
 
     def second():
         with runs.slot():
@@ -47,22 +50,26 @@ def test_a_waiting_run_lets_another_draw_and_then_goes_on(monkeypatch):
 
     waiter = threading.Thread(target=first, daemon=True)
     waiter.start()
-    assert waiting.wait(10), "the first run never paused"
+    assert waiting.wait(10), "the first run never gave its slot up"
     drawer = threading.Thread(target=second, daemon=True)
     drawer.start()
-    assert other_drew.wait(3), "a paused run kept its slot: the other run could not draw"
+    assert other_drew.wait(3), "a run that gave its slot up still kept it"
     release.set()
     waiter.join(10)
     drawer.join(10)
-    assert resumed.is_set(), "the paused run never took its slot back"
+    assert went_on.is_set(), "the run did not go on without its slot"
+    assert slots.acquire(blocking=False), "the slot was not returned"
+    slots.release()
+    with pytest.raises(ValueError):  # a bounded semaphore refuses a release beyond its one slot
+        slots.release()
 
 
-def test_nested_slots_and_pauses_outside_a_slot_do_not_block(monkeypatch):
+def test_nested_slots_and_giving_up_outside_a_slot_do_not_block(monkeypatch):
     monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(1))
     with runs.slot(), runs.slot():  # one slot: a nested call must not wait for itself
         assert runs.holds_slot(), "no slot inside"
-    with runs.paused():  # no slot held: nothing to give up
-        assert not runs.holds_slot(), "a pause outside a run took a slot"
+    runs.give_up()  # no slot held: nothing to give up
+    assert not runs.holds_slot(), "giving up outside a run took a slot"
     assert runs._slots.acquire(blocking=False), "the slot was not returned"
     runs._slots.release()
 
@@ -98,3 +105,77 @@ def test_waiting_for_a_budget_slot_gives_the_run_slot_up(monkeypatch):
     release.set()
     for thread in (holder, needing, other):
         thread.join(10)
+
+
+def test_expensive_work_runs_outside_the_run_slots(monkeypatch):
+    """A computation under a budget lane (bounded by it) must not also keep a run slot, or a
+    second-long grid would hold every other visitor's rerun."""
+    monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(1))
+    computing, release, other_drew = threading.Event(), threading.Event(), threading.Event()
+
+    def expensive_run():
+        with runs.slot(), budget.slot(budget.WORK):
+            computing.set()
+            release.wait(30)  # longer than the check below waits
+
+    def other_run():
+        with runs.slot():
+            other_drew.set()
+
+    worker = threading.Thread(target=expensive_run, daemon=True)
+    worker.start()
+    assert computing.wait(10), "the expensive run never started"
+    other = threading.Thread(target=other_run, daemon=True)
+    other.start()
+    assert other_drew.wait(3), "a run computing under a budget lane kept the only run slot"
+    release.set()
+    worker.join(10)
+    other.join(10)
+
+
+def test_runs_waiting_on_a_result_another_run_computes_do_not_deadlock(monkeypatch):
+    """The deadlock that taking a slot back after a wait made: two runs hold both slots while
+    waiting (in Streamlit's cache) for a result a third is computing, and the third, back from
+    waiting for a budget slot, waits for a run slot. A run that gave its slot up goes on
+    without one, so all three finish."""
+    monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(2))
+    monkeypatch.setattr(budget, "get_script_run_ctx", lambda: object())
+    monkeypatch.setattr(budget.st, "spinner", lambda *a, **k: contextlib.nullcontext())
+    key_lock = threading.Lock()  # a cached function's per-key lock
+    work_full, release_work, computing = threading.Event(), threading.Event(), threading.Event()
+    finished = []
+
+    def hold_work():
+        with budget.slot(budget.WORK):
+            work_full.wait(10)
+            release_work.wait(30)
+
+    holders = [threading.Thread(target=hold_work, daemon=True) for _ in range(budget.WORK.slots)]
+    for holder in holders:
+        holder.start()
+    time.sleep(0.1)
+    work_full.set()
+
+    def computing_run():
+        with runs.slot(), key_lock:
+            computing.set()
+            with budget.slot(budget.WORK):  # waits: both WORK slots are held
+                pass
+        finished.append("computing")
+
+    def waiting_run():
+        with runs.slot(), key_lock:
+            pass
+        finished.append("waiting")
+
+    threads = [threading.Thread(target=computing_run, daemon=True)]
+    threads[0].start()
+    assert computing.wait(10), "the computing run never started"
+    threads += [threading.Thread(target=waiting_run, daemon=True) for _ in range(2)]
+    for thread in threads[1:]:
+        thread.start()
+    time.sleep(0.2)  # both waiting runs now hold the two run slots, blocked on the key lock
+    release_work.set()
+    for thread in threads:
+        thread.join(5)
+    assert sorted(finished) == ["computing", "waiting", "waiting"], f"deadlocked: {finished}"
