@@ -11,6 +11,26 @@ import pytest
 from sdlab_ui import budget, runs
 
 
+def _started(target) -> threading.Thread:
+    """A daemon thread running ``target``, started (a failing test leaves none behind)."""
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def _another_run_draws(within_s: float = 3.0) -> tuple[bool, threading.Thread]:
+    """Whether a new run takes a slot and draws within ``within_s`` seconds (and its thread,
+    to join once the test lets the others finish)."""
+    drew = threading.Event()
+
+    def other_run():
+        with runs.slot():
+            drew.set()
+
+    thread = _started(other_run)
+    return drew.wait(within_s), thread
+
+
 def test_at_most_runs_at_once_draw_together():
     inside, most, lock = [0], [0], threading.Lock()
 
@@ -34,7 +54,7 @@ def test_at_most_runs_at_once_draw_together():
 def test_a_run_that_gives_its_slot_up_lets_another_draw_and_goes_on_without(monkeypatch):
     slots = threading.BoundedSemaphore(1)
     monkeypatch.setattr(runs, "_slots", slots)
-    waiting, release, other_drew, went_on = (threading.Event() for _ in range(4))
+    waiting, release, went_on = (threading.Event() for _ in range(3))
 
     def first():
         with runs.slot():
@@ -44,16 +64,10 @@ def test_a_run_that_gives_its_slot_up_lets_another_draw_and_goes_on_without(monk
             assert not runs.holds_slot(), "the run took a slot back: a wait could close a cycle"
             went_on.set()
 
-    def second():
-        with runs.slot():
-            other_drew.set()
-
-    waiter = threading.Thread(target=first, daemon=True)
-    waiter.start()
+    waiter = _started(first)
     assert waiting.wait(10), "the first run never gave its slot up"
-    drawer = threading.Thread(target=second, daemon=True)
-    drawer.start()
-    assert other_drew.wait(3), "a run that gave its slot up still kept it"
+    drew, drawer = _another_run_draws()
+    assert drew, "a run that gave its slot up still kept it"
     release.set()
     waiter.join(10)
     drawer.join(10)
@@ -78,7 +92,7 @@ def test_waiting_for_a_budget_slot_gives_the_run_slot_up(monkeypatch):
     monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(1))
     monkeypatch.setattr(budget, "get_script_run_ctx", lambda: object())  # as in a page's run
     monkeypatch.setattr(budget.st, "spinner", lambda *a, **k: contextlib.nullcontext())
-    holding, release, other_drew = threading.Event(), threading.Event(), threading.Event()
+    holding, release = threading.Event(), threading.Event()
 
     def hold_heavy():
         with budget.slot(budget.HEAVY):
@@ -89,19 +103,12 @@ def test_waiting_for_a_budget_slot_gives_the_run_slot_up(monkeypatch):
         with runs.slot(), budget.slot(budget.HEAVY):
             pass
 
-    def other_run():
-        with runs.slot():
-            other_drew.set()
-
-    holder = threading.Thread(target=hold_heavy, daemon=True)
-    holder.start()
+    holder = _started(hold_heavy)
     assert holding.wait(10), "the holder never got the heavy slot"
-    needing = threading.Thread(target=run_needing_heavy, daemon=True)
-    needing.start()
+    needing = _started(run_needing_heavy)
     time.sleep(0.1)  # it is now waiting for the heavy slot
-    other = threading.Thread(target=other_run, daemon=True)
-    other.start()
-    assert other_drew.wait(3), "a run waiting for a budget slot kept the only run slot"
+    drew, other = _another_run_draws()
+    assert drew, "a run waiting for a budget slot kept the only run slot"
     release.set()
     for thread in (holder, needing, other):
         thread.join(10)
@@ -111,23 +118,17 @@ def test_expensive_work_runs_outside_the_run_slots(monkeypatch):
     """A computation under a budget lane (bounded by it) must not also keep a run slot, or a
     second-long grid would hold every other visitor's rerun."""
     monkeypatch.setattr(runs, "_slots", threading.BoundedSemaphore(1))
-    computing, release, other_drew = threading.Event(), threading.Event(), threading.Event()
+    computing, release = threading.Event(), threading.Event()
 
     def expensive_run():
         with runs.slot(), budget.slot(budget.WORK):
             computing.set()
             release.wait(30)  # longer than the check below waits
 
-    def other_run():
-        with runs.slot():
-            other_drew.set()
-
-    worker = threading.Thread(target=expensive_run, daemon=True)
-    worker.start()
+    worker = _started(expensive_run)
     assert computing.wait(10), "the expensive run never started"
-    other = threading.Thread(target=other_run, daemon=True)
-    other.start()
-    assert other_drew.wait(3), "a run computing under a budget lane kept the only run slot"
+    drew, other = _another_run_draws()
+    assert drew, "a run computing under a budget lane kept the only run slot"
     release.set()
     worker.join(10)
     other.join(10)
