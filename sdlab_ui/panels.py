@@ -306,7 +306,7 @@ _LAB_LEAD = (
     "Dynamic batching and GPUs buy capacity, and each spends part of your **p99 budget**. Move "
     "the workload in the sidebar or load a scenario below, and watch the architecture respond."
 )
-_LAB_STYLE = """<style>
+_LAB_STYLE_SOURCE = """<style>
 [data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
 [data-testid="stSidebar"] [data-testid="stLayoutWrapper"]:has(> .st-key-sdlab-summary) {
   order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
@@ -332,6 +332,8 @@ _LAB_STYLE = """<style>
 (``cards.scenario_cards``: five buttons of equal width and height, each card's text from its top)
 and the headline numbers' (``headline``: drawn as Streamlit draws a metric, with its delta
 colours)."""
+_LAB_STYLE = " ".join(_LAB_STYLE_SOURCE.split())
+"""The stylesheet on one line: Streamlit dedents every Markdown text line by line on every rerun."""
 
 
 def lab_header() -> None:
