@@ -8,6 +8,7 @@ replica serves tens of times that) and tells the same story on the five scenario
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,19 @@ class NumericInput:
     integer: bool
     help: str
     advanced: bool = False
+
+    def checked(self, value: object) -> float:
+        """``value`` as a float if it is a number in range, else ``ValueError`` naming the input,
+        the value and the allowed range."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{self.name} must be a number, got {value!r}")
+        # Range first: math.isfinite raises OverflowError on an int too large for a float.
+        if not self.minimum <= value <= self.maximum or not math.isfinite(value):
+            raise ValueError(
+                f"{self.name}={value!r} is outside the allowed range "
+                f"[{self.minimum:g}, {self.maximum:g}]"
+            )
+        return float(value)
 
 
 @dataclass(frozen=True)

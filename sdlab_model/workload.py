@@ -209,14 +209,7 @@ def _checked(name: str, value: Any) -> Any:
     value and allowed range."""
     spec = NUMERIC_BY_NAME.get(name)
     if spec is not None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {value!r}")
-        # Range first: math.isfinite raises OverflowError on an int too large for a float.
-        if not spec.minimum <= value <= spec.maximum or not math.isfinite(value):
-            raise ValueError(
-                f"{name}={value!r} is outside the allowed range "
-                f"[{spec.minimum:g}, {spec.maximum:g}]"
-            )
+        spec.checked(value)
         if spec.integer and value != int(value):
             raise ValueError(f"{name}={value!r} must be a whole number")
         # One canonical type per field, so equal workloads compare, hash and serialise alike.

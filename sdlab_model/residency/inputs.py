@@ -51,15 +51,7 @@ class ResidencyInputs:
 
     def __post_init__(self) -> None:
         for name, spec in RESIDENCY_BY_NAME.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number, got {value!r}")
-            if not spec.minimum <= value <= spec.maximum or not math.isfinite(value):
-                raise ValueError(
-                    f"{name}={value!r} is outside the allowed range "
-                    f"[{spec.minimum:g}, {spec.maximum:g}]"
-                )
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, spec.checked(getattr(self, name)))
         if self.accelerator not in ACCELERATOR_IDS:
             raise ValueError(
                 f"accelerator={str(self.accelerator)[:40]!r} is not one of "

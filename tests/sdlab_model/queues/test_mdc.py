@@ -17,18 +17,10 @@ the comparison runs at one, a typical and the largest GTH server count (the suit
 
 
 def _dense_reference(servers: int, offered_load: float, states: int) -> np.ndarray:
-    """The solve as it was before GTH: balance equations of states 1 .. n-1 and sum q = 1."""
+    """The solve as it was before GTH (still the one above ``GTH_MAX_SERVERS``): balance
+    equations of states 1 .. n-1 and sum q = 1, by one dense LU solve."""
     pmf = mdc.poisson_pmf(offered_load, 0, servers + states)
-    to_state = np.arange(1, states)[:, None]
-    from_state = np.arange(states)[None, :]
-    offset = to_state + servers - from_state
-    system = np.where(offset >= 0, pmf[np.clip(offset, 0, None)], 0.0)
-    system[np.arange(states - 1), np.arange(1, states)] -= 1.0
-    system = np.vstack((system, np.ones(states)))
-    rhs = np.zeros(states)
-    rhs[-1] = 1.0
-    solution = np.maximum(np.linalg.solve(system, rhs), 0.0)
-    return solution / solution.sum()
+    return mdc.dense_stationary(pmf, servers, states)
 
 
 @pytest.mark.parametrize("servers", SERVERS)
