@@ -22,14 +22,20 @@ CARDS_KEY = "lab-cards"
 """The row of cards (the Lab's stylesheet, ``panels.lab_header``, sizes the cards in it)."""
 
 
-def scenario_cards() -> None:
+HEADING = "#### Scenarios: click a card to load it, left to right for the demo path"
+"""The cards' heading (Markdown), for a page that draws it as the end of the Markdown above."""
+
+
+def scenario_cards(*, heading: bool = True) -> None:
     """Five cards left to right, the intended demo path; a click on a card loads its inputs.
 
     Each card is one button whose label is the card (its step, title and summary): six elements
     for the row, where a bordered column per card with its text and a Load button were seventeen,
-    each a message to the browser on every rerun.
+    each a message to the browser on every rerun. Without ``heading`` where the page has already
+    drawn ``HEADING`` at the end of the element above (one message fewer).
     """
-    st.markdown("#### Scenarios: click a card to load it, left to right for the demo path")
+    if heading:
+        st.markdown(HEADING)
     current = state.current()
     row = st.container(horizontal=True, key=CARDS_KEY)
     for card, card_workload in zip(SCENARIOS, _CARD_WORKLOADS, strict=True):

@@ -57,7 +57,10 @@ def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, boo
 
 _DIAGRAM_KEY = "sdlab.diagram"
 DIAGRAM_CLASS = "sdlab-diagram"
-"""The class of the element holding the server-drawn diagram (tests find it by this)."""
+"""The class of the element holding the server-drawn diagram."""
+DIAGRAM_OPENING = f'<div class="{DIAGRAM_CLASS}">'
+"""How the Markdown of a server-drawn diagram starts (tests find it by this; the Lab's
+stylesheet names the class too)."""
 # Streamlit's badge colours for the node states (the diagram's own fills are pastel versions).
 _STATE_BADGE = {
     "ok": "green",
@@ -110,7 +113,8 @@ def _load_text(utilization: float) -> str:
 
 
 def architecture(view: cache.LabView) -> None:
-    """The diagram, full width, with numbers on its nodes; its legend as a caption below.
+    """The diagram, full width, with numbers on its nodes; its legend below in small print (in
+    the server's SVG's element: one message to the browser fewer on every rerun).
 
     Drawn on the server as SVG where Graphviz is installed (``cache.diagram_svg``). Otherwise the
     browser draws the DOT, and a changed diagram is drawn afresh, not updated in place: updating
@@ -127,7 +131,7 @@ def architecture(view: cache.LabView) -> None:
         dot = diagram_dot(result)
     drawn = cache.diagram_svg.peek(dot)
     if drawn is not None:  # drawn before (by this session or another): no need to wait for dot
-        draw_server_diagram(dot, svg=drawn)
+        draw_server_diagram(dot, svg=drawn, legend=DIAGRAM_LEGEND)
         st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
     elif report.dot_available():
         # Drawn last (``deferred``): ``dot`` runs while the rest of the page and the sidebar are
@@ -143,30 +147,44 @@ def architecture(view: cache.LabView) -> None:
         if slot:
             st.empty()
         st.graphviz_chart(dot, width="stretch")
+        st.caption(DIAGRAM_LEGEND)
+
+
+def _diagram_legend() -> str:
     states = " ".join(
         f":{_STATE_BADGE[state]}-badge[{state}] {meaning}" for state, meaning in legend_entries()
     )
-    st.caption(f"Boxes: {states}  \nArrows: " + " · ".join(FLOW_LEGEND))
+    return f"Boxes: {states}  \nArrows: " + " · ".join(FLOW_LEGEND)
+
+
+DIAGRAM_LEGEND = _diagram_legend()
+"""What a box's colour and an arrow's style mean (Markdown; the model's own text)."""
 
 
 def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str) -> None:
-    """Put the diagram in ``place`` once ``dot`` has drawn it (the browser draws it if not)."""
+    """Put the diagram and its legend in ``place`` once ``dot`` has drawn it (the browser draws
+    it if not)."""
     if not svg.done():
         runs.give_up()  # dot is a process of its own: let another run draw meanwhile
     drawn = svg.result()
-    if not draw_server_diagram(dot, place, drawn):
-        place.graphviz_chart(dot, width="stretch")
+    if not draw_server_diagram(dot, place, drawn, legend=DIAGRAM_LEGEND):
+        with place.container():
+            st.graphviz_chart(dot, width="stretch")
+            st.caption(DIAGRAM_LEGEND)
 
 
 def draw_server_diagram(
-    dot: str, where: DeltaGenerator | None = None, svg: str | None = None
+    dot: str, where: DeltaGenerator | None = None, svg: str | None = None, legend: str = ""
 ) -> bool:
-    """Draw ``dot`` as the server's SVG (in ``where``, or the page; ``svg`` if already drawn);
-    False without Graphviz."""
+    """Draw ``dot`` as the server's SVG (in ``where``, or the page; ``svg`` if already drawn),
+    with the Markdown ``legend`` below it in small print (the Lab's stylesheet); False without
+    Graphviz."""
     svg = svg or cache.diagram_svg(dot)
     if svg is None:
         return False
-    html = f'<div class="{DIAGRAM_CLASS}">{svg}</div>'  # Graphviz's SVG of the model's own text
+    html = f"{DIAGRAM_OPENING}{svg}</div>"  # Graphviz's SVG of the model's own text
+    if legend:  # a paragraph of its own after the one-line HTML block: Markdown, not HTML
+        html += f"\n\n{legend}"
     (st if where is None else where).markdown(html, unsafe_allow_html=True)
     return True
 
@@ -177,13 +195,14 @@ def draw_diagram(where: DeltaGenerator, dot: str) -> None:
         where.graphviz_chart(dot, width="stretch")
 
 
-def recommended_shape(result: Assessment) -> None:
-    """The stage, its title and summary, and the request path (one element: each element is a
-    message to the browser, and every rerun sends them all)."""
+def recommended_shape(result: Assessment, *, then: str = "") -> None:
+    """The stage, its title and summary, and the request path, followed by the Markdown ``then``
+    (the next section's heading): one element, for each element is a message to the browser and
+    every rerun sends them all."""
     stage = result.stage
     st.markdown(
         f"#### Recommended shape · stage {stage.number}\n\n**{stage.title}**\n\n{stage.summary}"
-        f"\n\n:gray[Request path: {path_text(stage.path)}]"
+        f"\n\n:gray[Request path: {path_text(stage.path)}]" + (f"\n\n{then}" if then else "")
     )
 
 
@@ -327,6 +346,8 @@ _LAB_STYLE_SOURCE = """<style>
 .sdlab-metric-delta.good { color: rgb(9, 171, 59); background: rgba(9, 171, 59, 0.1); }
 .sdlab-metric-delta.bad { color: rgb(255, 43, 43); background: rgba(255, 43, 43, 0.1); }
 .sdlab-headline table { flex: 1 1 24rem; margin: 0; align-self: center; }
+.sdlab-diagram ~ p { font-size: 0.875rem;
+  color: color-mix(in srgb, currentColor 60%, transparent); }
 </style>"""
 """The Lab's stylesheet: the summary line's rules (``sticky_summary``), the scenario cards'
 (``cards.scenario_cards``: five buttons of equal width and height, each card's text from its top)
@@ -387,10 +408,12 @@ def meter_bar(ratio: float, cells: int = 10) -> str:
     return "▰" * filled + "▱" * (cells - filled) + (f" {ratio:.1f}x" if ratio > 1 else "")
 
 
-def analysis(result: Assessment) -> None:
-    """The bottleneck meters, the design decisions and the reasons, as one element: three
-    sections of Markdown (each element is a message on every rerun)."""
-    st.markdown("\n\n".join((_meters(result), _decisions(result), _reasons(result))))
+def analysis(result: Assessment, *, then: str = "") -> None:
+    """The bottleneck meters, the design decisions and the reasons, followed by the Markdown
+    ``then`` (the next section's heading), as one element: each element is a message on every
+    rerun."""
+    sections = (_meters(result), _decisions(result), _reasons(result), *((then,) if then else ()))
+    st.markdown("\n\n".join(sections))
 
 
 def _meters(result: Assessment) -> str:
@@ -424,33 +447,46 @@ def _reasons(result: Assessment) -> str:
 SIMULATION_CHECK_KEY = "lab.simulation_check"
 
 
-def accuracy(view: cache.LabView) -> None:
+def accuracy_heading(view: cache.LabView) -> str:
+    """The heading of ``accuracy`` (Markdown), for a page that draws it as the end of the
+    Markdown above; under it, where the page simulates on every change, a line saying so."""
+    text = "#### How far to trust the p99: teaching vs queueing vs simulation"
+    if view.sim is not None:
+        text += (
+            "\n\n:gray[Simulated on every change here: the queueing model is approximate for "
+            "this workload.]"
+        )
+    return text
+
+
+def accuracy(view: cache.LabView, *, heading: bool = True, then: str = "") -> None:
     """Teaching and queueing p99 side by side and how each is computed; against a simulation
     (each model's error, the simulated p99's interval, the CDF) where the page simulates anyway
-    or the visitor asks for it.
+    or the visitor asks for it (the check above the table). Without ``heading`` where the page
+    has drawn ``accuracy_heading`` at the end of the element above; then the Markdown ``then``
+    (the next section's heading), in the table's element unless the CDF comes between (each
+    element is a message on every rerun).
 
     A simulation is most of what a fresh rerun costs the server, so it runs on every change only
     where the queueing model calls itself approximate (the headline is then simulated too).
     """
-    text = "#### How far to trust the p99: teaching vs queueing vs simulation\n\n"
+    if heading:
+        st.markdown(accuracy_heading(view))
     models = (view.teaching, view.queueing)
     sim = view.sim
-    if sim is not None:
-        text += (
-            ":gray[Simulated on every change here: the queueing model is approximate for this "
-            "workload.]\n\n"
-        )
-    elif st.session_state.get(SIMULATION_CHECK_KEY, False):
-        # The check's value is known before it is drawn (a widget's state is set before the
-        # run), so the table above it is drawn once, right: no placeholder message as well.
+    if sim is None and st.toggle(
+        f"Check against a simulation ({simulation.LAB_REQUESTS:,} requests)",
+        key=SIMULATION_CHECK_KEY,
+        help="Runs the simulator on this workload, and again on every change while on.",
+    ):
         sim = view.simulated()
     if sim is None:
-        text += "| | p99 | how it is computed |\n|---|---|---|\n" + "\n".join(
+        text = "| | p99 | how it is computed |\n|---|---|---|\n" + "\n".join(
             f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | {_cell(r.accuracy_note)} |"
             for r in models
         )
     else:
-        text += "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
+        text = "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
         text += "\n".join(
             f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | "
             f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
@@ -460,26 +496,22 @@ def accuracy(view: cache.LabView) -> None:
             f"\n| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
             f"{_cell(sim.note)} |"
         )
-    st.markdown(text)
-    if view.sim is None:
-        st.toggle(
-            f"Check against a simulation ({simulation.LAB_REQUESTS:,} requests)",
-            key=SIMULATION_CHECK_KEY,
-            help="Runs the simulator on this workload, and again on every change while on.",
-        )
-    if sim is None:
+    if sim is None or not sim.is_stable:
+        st.markdown(text + (f"\n\n{then}" if then else ""))
         return
-    if sim.is_stable:
-        # Drawn (and built) only while open: a chart redrawn on every slider move costs the
-        # browser ~100 ms of CPU and the server ~9 ms, for a curve most visitors look at once.
-        panel = st.expander(
-            "Simulated latency distribution (CDF)", key="lab.distribution_open", on_change="rerun"
-        )
-        if panel.open:
-            with panel:
-                figure = cache.distribution_figure(view.result.workload)
-                if figure is not None:
-                    st.plotly_chart(figure, key="lab.distribution")
+    st.markdown(text)
+    # Drawn (and built) only while open: a chart redrawn on every slider move costs the browser
+    # ~100 ms of CPU and the server ~9 ms, for a curve most visitors look at once.
+    panel = st.expander(
+        "Simulated latency distribution (CDF)", key="lab.distribution_open", on_change="rerun"
+    )
+    if panel.open:
+        with panel:
+            figure = cache.distribution_figure(view.result.workload)
+            if figure is not None:
+                st.plotly_chart(figure, key="lab.distribution")
+    if then:
+        st.markdown(then)
 
 
 def _cell(text: str) -> str:
@@ -504,7 +536,10 @@ def scenario_files(lab: state.LabState) -> None:
         st.success(message)
 
 
-def report_downloads(view: cache.LabView) -> None:
+DOWNLOADS_HEADING = "#### Take the design away"
+
+
+def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
     """Download the design as a self-contained HTML report, or as Markdown for a design doc.
 
     Or as a scenario file that restores this lab (``scenario_files``). All three in one row: each
@@ -514,7 +549,8 @@ def report_downloads(view: cache.LabView) -> None:
     and Graphviz's SVG are paid for only by whoever asks, and no media file is made per rerun
     for the server to hold and expire (an expired one answered a late click with a 404).
     """
-    st.markdown("#### Take the design away")
+    if heading:  # else the page drew DOWNLOADS_HEADING at the end of the element above
+        st.markdown(DOWNLOADS_HEADING)
     # One row that wraps on a narrow screen: a horizontal container is one element, three
     # columns were four.
     row = st.container(horizontal=True)

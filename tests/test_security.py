@@ -110,7 +110,8 @@ def test_every_config_option_exists_in_the_installed_streamlit():
 
 TRUSTED_HTML = {
     ("sdlab_ui/panels.py", "draw_server_diagram"): "Graphviz's SVG of the model's own labels, "
-    "which cache.diagram_svg refuses if it holds a script, an event handler or a foreign object",
+    "which cache.diagram_svg refuses if it holds a script, an event handler or a foreign object, "
+    "and the legend, the model's literal text",
     ("sdlab_ui/panels.py", "breakdown"): "an SVG figures.latency_breakdown_svg draws from "
     "numbers, every text in it escaped",
     ("sdlab_ui/panels.py", "lab_header"): "literal text: the Lab's stylesheet, title and lead",

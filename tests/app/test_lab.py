@@ -25,7 +25,7 @@ from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, report
 from sdlab_ui.cards import card_key
 from sdlab_ui.figures import PRELOAD_KEY, ms_text
-from sdlab_ui.panels import BREAKDOWN_CLASS, DIAGRAM_CLASS, LAB_TITLE
+from sdlab_ui.panels import BREAKDOWN_CLASS, DIAGRAM_LEGEND, DIAGRAM_OPENING, LAB_TITLE
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
@@ -64,9 +64,25 @@ def test_lab_renders_every_section(lab):
     assert len(lab.get("file_uploader")) == 1, "the scenario-file upload is missing"
 
 
+def test_each_heading_ends_the_markdown_element_above_it(lab):
+    """Every element is a message to the browser on every rerun: a heading (or the diagram's
+    legend) drawn as an element of its own would be one more, for nothing."""
+    alone = [
+        m.value for m in lab.main.markdown if m.value.startswith("#") and "\n" not in m.value
+    ]
+    assert not alone, f"headings drawn alone: {alone}"
+    texts = [m.value for m in lab.main.markdown]
+    for heading in ("#### Scenarios", "#### How far to trust", "#### Take the design away"):
+        holders = [text for text in texts if f"\n\n{heading}" in text]
+        assert len(holders) == 1, f"{heading!r} is not at the end of one Markdown element"
+    (drawn,) = _diagrams(lab)
+    assert drawn.endswith(f"</div>\n\n{DIAGRAM_LEGEND}"), "the legend is not under the diagram"
+    assert not [c for c in lab.main.caption if "Boxes:" in c.value], "the legend is drawn twice"
+
+
 def _diagrams(app) -> list[str]:
     """Each architecture diagram on the page: the server's SVG, or the DOT the browser lays out."""
-    drawn = [m.value for m in app.markdown if DIAGRAM_CLASS in m.value]
+    drawn = [m.value for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)]
     return drawn + [chart.proto.spec for chart in app.get("graphviz_chart")]
 
 
@@ -74,13 +90,13 @@ def _diagrams(app) -> list[str]:
 def test_the_server_draws_the_diagram_with_this_labs_numbers():
     app = open_app({"rate_rps": "1234"})
     (drawn,) = _diagrams(app)
-    assert drawn.startswith(f'<div class="{DIAGRAM_CLASS}"><svg width="100%"'), drawn[:80]
+    assert drawn.startswith(f'{DIAGRAM_OPENING}<svg width="100%"'), drawn[:80]
     assert "1.23k req/s" in drawn, "the SVG lacks this lab's rate"
     assert not app.get("graphviz_chart"), "the browser was also asked to draw the diagram"
     # Drawn last (while dot runs the rest of the page goes on), but in its own place: under the
     # headline, above the recommended shape.
     texts = [m.value for m in app.main.markdown]
-    diagram = next(i for i, text in enumerate(texts) if DIAGRAM_CLASS in text)
+    diagram = next(i for i, text in enumerate(texts) if text.startswith(DIAGRAM_OPENING))
     shape = next(i for i, text in enumerate(texts) if text.startswith("#### Recommended shape"))
     assert diagram < shape, "the diagram was drawn below the recommended shape"
     assert app.session_state["sdlab.deferred"] == [], "the run left drawing undone"
@@ -109,7 +125,7 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     charts = app.get("graphviz_chart")
     assert len(charts) == 1, f"{len(charts)} browser-drawn diagrams without Graphviz"
     assert charts[0].proto.spec.startswith("digraph"), "the chart is not the diagram's DOT"
-    assert not [m for m in app.markdown if DIAGRAM_CLASS in m.value], "an SVG was drawn"
+    assert not [m for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)], "an SVG was drawn"
     cache.diagram_svg.cache_clear()
 
 

@@ -8,6 +8,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
 
+from sdlab_ui.panels import DIAGRAM_OPENING
+
 RUN_TIMEOUT_S = 120
 
 
@@ -55,7 +57,8 @@ def test_the_diagram_is_sent_after_the_sidebar_so_dot_does_not_hold_it_up(server
     uses: a diagram drawn before is drawn at once.)"""
     sent = _elements_of_first_run(server_url, "rate_rps=1357.9")
     kinds = [kind for kind, _ in sent]
-    diagram = next((i for i, (_, text) in enumerate(sent) if "sdlab-diagram" in text), None)
+    diagrams = (i for i, (_, text) in enumerate(sent) if text.startswith(DIAGRAM_OPENING))
+    diagram = next(diagrams, None)
     assert diagram is not None, f"no server-drawn diagram among {kinds}"
     sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
     assert sliders and diagram > sliders[-1], (
