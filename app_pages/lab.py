@@ -5,9 +5,9 @@ from sdlab_ui import cache, cards, compare, figures, panels, state
 lab = state.current()
 view = cache.lab_view(lab.workload, lab.model, lab.residency)
 
-panels.lab_header()  # the stylesheet, the title and its lead
-# The p99 and the diagram first, so both are in view on a laptop screen without scrolling.
-panels.headline(view.result, view.sim)
+# The stylesheet, the title and its lead, then the p99 and the diagram: both in view on a laptop
+# screen without scrolling.
+panels.headline(view.result, view.sim, header=True)
 panels.sticky_summary(view.result, view.sim)
 compare.section(view, lab)
 panels.architecture(view)

@@ -206,8 +206,10 @@ def recommended_shape(result: Assessment, *, then: str = "") -> None:
     )
 
 
-def headline(result: Assessment, sim: SimSummary | None) -> None:
-    """p50/p95/p99 against the target, capacity, utilization and replicas needed.
+def headline(result: Assessment, sim: SimSummary | None, *, header: bool = False) -> None:
+    """p50/p95/p99 against the target, capacity, utilization and replicas needed; with
+    ``header``, the Lab's stylesheet, title and lead (``lab_header``) first, in the same element
+    (each element is a message on every rerun).
 
     At or beyond capacity every percentile reads ∞ under a banner saying why, in both models: the
     teaching model's finite figure there is a capped heuristic, so it is quoted, not headlined.
@@ -217,6 +219,9 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
     p50 = sim.p50_ms if simulated else result.p50_ms
     p95 = sim.p95_ms if simulated else result.p95_ms
     if not result.is_stable:
+        if header:  # the title, then the banner, then the numbers
+            lab_header()
+            header = False
         st.error(_unstable_text(result), icon=":material/error:")
         p50, p95, p99 = (
             (None if p50 is None else math.inf),
@@ -256,9 +261,9 @@ def headline(result: Assessment, sim: SimSummary | None) -> None:
     )
     # One element, not three st.metric in four columns (nine messages to the browser on every
     # rerun, ~0.5 ms of the server's time): the same numbers, styled alike by the Lab's stylesheet.
-    st.markdown(
-        f'<div class="{HEADLINE_CLASS}">{"".join(metrics)}{table}</div>', unsafe_allow_html=True
-    )
+    # Every text in it is escaped (_metric_html, the table's cells).
+    block = f'<div class="{HEADLINE_CLASS}">{"".join(metrics)}{table}</div>'
+    st.markdown(f"{_HEADER}\n\n{block}" if header else block, unsafe_allow_html=True)
     if simulated:
         st.caption(f"p50/p95/p99 simulated: {result.accuracy_note}")
     elif result.p50_ms is None:
@@ -287,7 +292,8 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-SUMMARY_KEY = "sdlab-summary"
+SUMMARY_CLASS = "sdlab-summary"
+"""The class of the summary line's marker (the Lab's stylesheet keeps the line in view by it)."""
 
 
 def summary_line(result: Assessment, sim: SimSummary | None) -> str:
@@ -313,11 +319,13 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
     ``position: sticky`` keeps it there while the
     sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
     sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
-    rules, in ``_LAB_STYLE``, go on the container's layout wrapper, the child of the sidebar's
-    flex column.)
+    rules, in ``_LAB_STYLE``, go on the element's container, the child of the sidebar's flex
+    column, found by an empty marker in the line: a keyed container around it was one message
+    more on every rerun.) The line is Markdown of computed numbers; the marker is literal.
     """
-    with st.sidebar.container(key=SUMMARY_KEY):
-        st.markdown(summary_line(result, sim))
+    st.sidebar.markdown(
+        f'<span class="{SUMMARY_CLASS}"></span>{summary_line(result, sim)}', unsafe_allow_html=True
+    )
 
 
 LAB_TITLE = "System Design Lab: real-time model serving"
@@ -326,12 +334,12 @@ _LAB_LEAD = (
     "the workload in the sidebar or load a scenario below, and watch the architecture respond."
 )
 _LAB_STYLE_SOURCE = """<style>
-[data-testid="stSidebar"] :has(.st-key-sdlab-summary) { background-color: inherit; }
-[data-testid="stSidebar"] [data-testid="stLayoutWrapper"]:has(> .st-key-sdlab-summary) {
+[data-testid="stSidebar"] :has(.sdlab-summary) { background-color: inherit; }
+[data-testid="stSidebar"] [data-testid="stElementContainer"]:has(.sdlab-summary) {
   order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
   padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
 }
-.st-key-sdlab-summary p { font-size: 0.9rem; }
+[data-testid="stElementContainer"]:has(.sdlab-summary) p { font-size: 0.9rem; }
 .st-key-lab-cards { gap: 0.75rem; align-items: stretch; }
 .st-key-lab-cards > div { flex: 1 1 0; min-width: 9rem; }
 .st-key-lab-cards [data-testid="stButton"], .st-key-lab-cards button { height: 100%; }
@@ -357,11 +365,14 @@ _LAB_STYLE = " ".join(_LAB_STYLE_SOURCE.split())
 """The stylesheet on one line: Streamlit dedents every Markdown text line by line on every rerun."""
 
 
+_HEADER = f"{_LAB_STYLE}\n\n# {LAB_TITLE}\n\n{_LAB_LEAD}"
+
+
 def lab_header() -> None:
     """The Lab's stylesheet, title and lead as one element (each element is a message to the
     browser on every rerun, and ``st.html`` costs more than Markdown: it first checks whether its
-    text names a file). All of it is literal text."""
-    st.markdown(f"{_LAB_STYLE}\n\n# {LAB_TITLE}\n\n{_LAB_LEAD}", unsafe_allow_html=True)
+    text names a file). All of it is literal text. (``headline`` draws it with the numbers.)"""
+    st.markdown(_HEADER, unsafe_allow_html=True)
 
 
 def _metric_ms(value_ms: float | None) -> str:

@@ -114,9 +114,11 @@ TRUSTED_HTML = {
     "and the legend, the model's literal text",
     ("sdlab_ui/panels.py", "breakdown"): "an SVG figures.latency_breakdown_svg draws from "
     "numbers, every text in it escaped",
+    ("sdlab_ui/panels.py", "sticky_summary"): "a literal empty marker and the summary line, "
+    "Markdown of numbers the page computes",
     ("sdlab_ui/panels.py", "lab_header"): "literal text: the Lab's stylesheet, title and lead",
     ("sdlab_ui/panels.py", "headline"): "the headline numbers: labels and values the page "
-    "computes, every text escaped by _metric_html and the table's cells",
+    "computes, every text escaped by _metric_html and the table's cells; the literal header",
 }
 """Functions that may render computed HTML, each with the reason it is safe."""
 

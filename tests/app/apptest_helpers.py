@@ -51,7 +51,8 @@ _HEADLINE_METRIC = re.compile(
 
 def headline_block(app: AppTest) -> str:
     """The Lab page's headline element (its numbers, as HTML)."""
-    blocks = [m.value for m in app.markdown if m.value.startswith(f'<div class="{HEADLINE_CLASS}"')]
+    opening = f'<div class="{HEADLINE_CLASS}">'  # after the Lab's header, in the same element
+    blocks = [m.value[m.value.index(opening) :] for m in app.markdown if opening in m.value]
     assert len(blocks) == 1, f"expected one headline, found {len(blocks)}"
     return blocks[0]
 

@@ -67,9 +67,7 @@ def test_lab_renders_every_section(lab):
 def test_each_heading_ends_the_markdown_element_above_it(lab):
     """Every element is a message to the browser on every rerun: a heading (or the diagram's
     legend) drawn as an element of its own would be one more, for nothing."""
-    alone = [
-        m.value for m in lab.main.markdown if m.value.startswith("#") and "\n" not in m.value
-    ]
+    alone = [m.value for m in lab.main.markdown if m.value.startswith("#") and "\n" not in m.value]
     assert not alone, f"headings drawn alone: {alone}"
     texts = [m.value for m in lab.main.markdown]
     for heading in ("#### Scenarios", "#### How far to trust", "#### Take the design away"):

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from apptest_helpers import assert_no_exception, headline_p99, open_app
 
+from sdlab_ui.panels import SUMMARY_CLASS
+
+_MARKER = f'<span class="{SUMMARY_CLASS}"></span>'
+
 
 def _summary(app) -> str:
+    """The summary line's Markdown, after the empty marker the stylesheet finds it by."""
     lines = [m.value for m in app.sidebar.markdown if "p99" in m.value]
     assert len(lines) == 1, f"expected one summary line in the sidebar, found {lines}"
-    return lines[0]
+    assert lines[0].startswith(_MARKER), f"the summary line has no marker: {lines[0]!r}"
+    return lines[0].removeprefix(_MARKER)
 
 
 def test_summary_quotes_the_headline_p99_and_the_target():

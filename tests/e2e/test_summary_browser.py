@@ -7,10 +7,10 @@ from browser_selectors import DIAGRAM_SVG, IDLE_JS
 
 pytestmark = pytest.mark.e2e
 
-SUMMARY = ".st-key-sdlab-summary"
+SUMMARY = '[data-testid="stElementContainer"]:has(.sdlab-summary)'
 # Where the summary is on screen, and whether it is what a person sees there (not covered).
-SUMMARY_IN_VIEW_JS = """() => {
-    const summary = document.querySelector('.st-key-sdlab-summary');
+SUMMARY_IN_VIEW_JS = """selector => {
+    const summary = document.querySelector(selector);
     if (!summary) return null;
     const box = summary.getBoundingClientRect();
     const onTop = document.elementFromPoint(box.left + 10, (box.top + box.bottom) / 2);
@@ -33,7 +33,7 @@ def _open(context, url: str):
 
 
 def _assert_in_view(page, where: str) -> None:
-    shown = page.evaluate(SUMMARY_IN_VIEW_JS)
+    shown = page.evaluate(SUMMARY_IN_VIEW_JS, SUMMARY)
     assert shown is not None, f"{where}: the page has no summary line"
     assert shown["text"].startswith("p99"), f"{where}: the summary reads {shown['text']!r}"
     assert shown["top"] >= 0 and shown["bottom"] <= shown["height"], (
@@ -68,7 +68,7 @@ def test_summary_stays_in_view_on_a_laptop(chromium_browser, server_url):
         slider.focus()
         slider.press("End")
         page.wait_for_function(
-            "b => document.querySelector('.st-key-sdlab-summary')?.innerText !== b", arg=before
+            "([s, b]) => document.querySelector(s)?.innerText !== b", arg=[SUMMARY, before]
         )
         page.wait_for_function(IDLE_JS)
         _assert_in_view(page, "laptop, after moving the last slider")
