@@ -124,6 +124,8 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     assert len(charts) == 1, f"{len(charts)} browser-drawn diagrams without Graphviz"
     assert charts[0].proto.spec.startswith("digraph"), "the chart is not the diagram's DOT"
     assert not [m for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)], "an SVG was drawn"
+    legends = [c for c in app.main.caption if c.value == DIAGRAM_LEGEND]
+    assert len(legends) == 1, f"{len(legends)} legends under the browser-drawn diagram"
     cache.diagram_svg.cache_clear()
 
 
