@@ -91,6 +91,7 @@ UNSAFE_SVGS = (
     '<svg><g\tONMOUSEOVER ="x()"></g></svg>',
     '<svg><a href="JavaScript:x()">a</a></svg>',
     "<svg><foreignObject><div>x</div></foreignObject></svg>",
+    '<svg><text>batch ≈ 1.5 · 5 ms</text><g\nonClick="x()"></g></svg>',
 )
 
 
@@ -107,6 +108,16 @@ def test_an_svg_with_on_inside_words_is_kept(monkeypatch):
     )
     monkeypatch.setattr(report, "architecture_svg", lambda dot: safe)
     assert cache.diagram_svg("digraph { /* safe */ }") is not None, "a safe SVG was refused"
+
+
+def test_a_drawn_svg_is_one_line_without_dollar_signs(monkeypatch):
+    """Markdown passes a one-line HTML block through untouched; "$...$" would start a formula."""
+    drawn = '<svg width="2pt" height="1pt">\r\n<g>\r<text>$5 · a\nb</text>\n</g></svg>\n'
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: drawn)
+    svg = cache.diagram_svg("digraph { /* one line */ }")
+    assert svg is not None, "a safe SVG was refused"
+    assert not {"\r", "\n", "$"} & set(svg), f"line breaks or dollars left: {svg!r}"
+    assert "<text>&#36;5 · a b</text>" in svg, f"the text changed: {svg!r}"
 
 
 def test_a_shared_cache_computes_a_key_once_however_many_ask_at_once():
