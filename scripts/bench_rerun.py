@@ -44,10 +44,13 @@ from script_timing import (  # noqa: E402
     SCRIPT_SECONDS,
     WORKER_SECONDS,
     count_worker_cpu,
+    quiet_bare_mode_warnings,
     share_script_cache,
     time_script_runs,
 )
 from streamlit.testing.v1 import AppTest  # noqa: E402
+
+quiet_bare_mode_warnings()  # before sdlab_ui's cached functions are made
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
 from sdlab_ui import cache  # noqa: E402

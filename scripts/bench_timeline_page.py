@@ -35,8 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
-from script_timing import SCRIPT_SECONDS, time_script_runs  # noqa: E402
+from script_timing import (  # noqa: E402
+    SCRIPT_SECONDS,
+    quiet_bare_mode_warnings,
+    time_script_runs,
+)
 from streamlit.testing.v1 import AppTest  # noqa: E402
+
+quiet_bare_mode_warnings()
 
 APP_PATH = ROOT / "app.py"
 TIMELINE_PAGE = "app_pages/timeline.py"

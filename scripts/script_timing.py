@@ -16,6 +16,21 @@ WORKER_SECONDS: list[float] = []
 """Thread CPU of work a script run handed to a worker thread (``count_worker_cpu``)."""
 
 
+def quiet_bare_mode_warnings() -> None:
+    """Drop two warnings Streamlit logs for code that runs outside a server, as a benchmark's
+    does between runs (setting AppTest's session state, importing cached functions): without
+    this, every rerun added lines around the figures. Other warnings stay. (Filters, not
+    levels: AppTest sets every Streamlit logger's level again when it loads its config.)"""
+    from streamlit.runtime.caching import cache_data_api
+    from streamlit.runtime.scriptrunner_utils import script_run_context
+
+    for module, text in (
+        (cache_data_api, "No runtime found"),
+        (script_run_context, "missing ScriptRunContext"),
+    ):
+        module._LOGGER.addFilter(lambda record, text=text: text not in record.getMessage())
+
+
 def time_script_runs() -> None:
     """Record (thread CPU, wall) seconds of every script run in ``SCRIPT_SECONDS`` (once)."""
     original = ScriptRunner._run_script
