@@ -309,10 +309,15 @@ _SVG_SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
 _EVENT_ATTRIBUTE = re.compile(rb"on[a-z]+\s*=")
 
 
+_BEFORE_ATTRIBUTE = frozenset(b" \t\n\r\x0c/\"'")
+"""What a browser reads as the end of what came before an attribute's name: white space, the
+``/`` of ``<svg/onload=…>``, or the closing quote of the previous value (``"x"onclick=…``)."""
+
+
 def _is_unsafe_svg(svg: str) -> bool:
     """Whether ``svg`` holds a script, a foreign object, a ``javascript:`` URL or an event
-    handler (``on…=`` after white space), in any ASCII letter case (HTML's and SVG's names are
-    case-insensitive in ASCII letters only).
+    handler (``on…=`` where an attribute can start, ``_BEFORE_ATTRIBUTE``), in any ASCII letter
+    case (HTML's and SVG's names are case-insensitive in ASCII letters only).
 
     On the UTF-8 bytes: a diagram's text has a few non-ASCII characters (``·``, ``≈``), and
     lower-casing and searching such a ``str`` of ~13 kB cost ~0.2 ms per diagram, its bytes a
@@ -323,7 +328,7 @@ def _is_unsafe_svg(svg: str) -> bool:
     if b"<script" in lowered or b"<foreignobject" in lowered or b"javascript:" in lowered:
         return True
     return any(
-        match.start() > 0 and lowered[match.start() - 1 : match.start()].isspace()
+        match.start() > 0 and lowered[match.start() - 1] in _BEFORE_ATTRIBUTE
         for match in _EVENT_ATTRIBUTE.finditer(lowered)
     )
 

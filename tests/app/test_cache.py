@@ -92,6 +92,9 @@ UNSAFE_SVGS = (
     '<svg><a href="JavaScript:x()">a</a></svg>',
     "<svg><foreignObject><div>x</div></foreignObject></svg>",
     '<svg><text>batch ≈ 1.5 · 5 ms</text><g\nonClick="x()"></g></svg>',
+    "<svg/onload=x()></svg>",
+    '<svg><g id="a"onclick="x()"></g></svg>',
+    "<svg><g id='a'onclick='x()'></g></svg>",
 )
 
 
