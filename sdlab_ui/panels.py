@@ -1,8 +1,10 @@
 """The Lab page's sections, each drawn from an ``Assessment`` (and a simulation summary).
 
 Text shown here comes from the model (stage titles, meter and decision texts, reasons), never
-from a visitor, and is rendered as Markdown without HTML (but for the diagram's SVG, which
-Graphviz draws from the model's own text).
+from a visitor, and is rendered as Markdown without HTML, but for a few elements whose HTML is
+literal or escaped: the stylesheet and header, the headline numbers, the summary line's marker,
+the breakdown's SVG and the diagram's, which Graphviz draws from the model's own text (each
+listed, with why it is safe, in ``tests/test_security.py``'s ``TRUSTED_HTML``).
 """
 
 from __future__ import annotations
