@@ -7,8 +7,8 @@ view = cache.lab_view(lab.workload, lab.model, lab.residency)
 
 # The stylesheet, the title and its lead, then the p99 and the diagram: both in view on a laptop
 # screen without scrolling.
-panels.headline(view.result, view.sim, header=True)
-panels.sticky_summary(view.result, view.sim)
+panels.headline(view.result, header=True)
+panels.sticky_summary(view.result)
 compare.section(view, lab)
 panels.architecture(view)
 # Each heading ends the Markdown element above it: every element is a message on every rerun.

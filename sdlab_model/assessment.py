@@ -1,13 +1,19 @@
-"""``evaluate``: one workload in, everything the lab shows out.
+"""``judge``: one design in, the one judgement every page shows out; ``evaluate``, the model alone.
 
 Latency comes from the chosen model (``queueing``, the default, or the seed's ``teaching`` model);
 the architecture recommendation, node and flow states, meters, decisions and reasons come from the
-seed's rules (``sdlab_model.design``) applied to that model's own capacity and p99.
+seed's rules (``sdlab_model.design``) applied to that latency's capacity and p99.
+
+``judge`` is what a person is shown: where the queueing model says it is outside its accuracy
+target (``approximate``) it simulates the design and the rules read the simulated percentiles,
+measured utilization and batch size, and the fewest replicas that meet the target are found by
+the same judge. ``evaluate`` is the model alone, for sweeps and for the accuracy table.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -31,6 +37,7 @@ from sdlab_model.latency import Accuracy, LatencyResult
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.queues import queueing
 from sdlab_model.residency.inputs import ResidencyInputs
+from sdlab_model.simulation.summary import SimSummary, simulate_summary, simulation_key
 from sdlab_model.workload import Workload
 
 ModelName = Literal["queueing", "teaching"]
@@ -43,9 +50,14 @@ __all__ = [
     "Needs",
     "Reason",
     "Stage",
+    "design_simulation",
     "evaluate",
+    "judge",
+    "judged_min_replicas",
     "latency",
+    "may_simulate",
     "min_replicas_for_target",
+    "needs_simulation",
     "p99_pairs",
 ]
 
@@ -77,10 +89,40 @@ class Assessment:
     reasons: tuple[Reason, ...]
     min_replicas_for_target: int | None
     packing: PackingNumbers | None = None
+    modelled: LatencyResult | None = None
+    """The chosen model's own latency, before any simulation replaced it (the accuracy table)."""
+    simulation: SimSummary | None = None
+    """The simulation the percentiles come from, where they are simulated."""
+    slot_utilization: float = math.nan
+    """Busy share of the slots at the batch sizes that form (measured where simulated);
+    ``utilization`` is the load against capacity, the rate at which the design turns unstable."""
 
     @property
     def meets_target(self) -> bool:
         return self.is_stable and self.p99_ms <= self.workload.p99_target_ms
+
+    @property
+    def is_simulated(self) -> bool:
+        """Whether the percentiles, utilization and batch size shown come from a simulation."""
+        return self.simulation is not None
+
+    @property
+    def p99_ci_ms(self) -> tuple[float, float] | None:
+        """The simulated p99's 95% interval, or None where the p99 is the model's."""
+        return self.simulation.p99_ci_ms if self.simulation is not None else None
+
+    @property
+    def p99_source(self) -> str:
+        """Where the p99 comes from, in a few words a person reads beside it."""
+        if self.simulation is None:
+            return {
+                "exact": "queueing model, exact",
+                "validated": "queueing model, checked against simulation",
+                "heuristic": "teaching model's heuristic",
+            }.get(self.accuracy, "queueing model")
+        if not self.simulation.converged:
+            return "simulated, not converged"
+        return "simulated"
 
 
 def _check_model(model: str) -> None:
@@ -178,14 +220,175 @@ def _p99_over_replica_counts(
 def evaluate(
     workload: Workload, model: ModelName = "queueing", residency: ResidencyInputs | None = None
 ) -> Assessment:
-    """Assess one workload: latencies, capacity, stability, recommendation, states and advice.
+    """Assess one workload by the model alone: latencies, capacity, stability, recommendation,
+    states and advice. For sweeps and the accuracy table; what a page shows is ``judge``'s.
 
     In queueing mode, a GPU fleet the rules say needs packing also gets the residency model's
     placements (``sdlab_model.residency``, with ``residency`` or the default inputs): the
     packing decision then says which placement meets the target for less.
     """
     result = latency(workload, model)
-    replicas_now = min_replicas_for_target(workload, model)
+    return _assessment(
+        workload, model, residency, result, min_replicas_for_target(workload, model), None
+    )
+
+
+def needs_simulation(workload: Workload, model: ModelName = "queueing") -> bool:
+    """Whether ``judge`` simulates this design: the queueing model is outside its accuracy target
+    here (or, for the replicas needed, near it), and the design is stable. Cheap: the model's
+    own result is memoized."""
+    if model != "queueing":
+        return False
+    result = latency(workload, model)
+    return result.accuracy == "approximate" and result.is_stable
+
+
+def judge(
+    workload: Workload, model: ModelName = "queueing", residency: ResidencyInputs | None = None
+) -> Assessment:
+    """The one judgement of a design: the numbers and marks every page shows.
+
+    Where the queueing model is ``approximate`` the design is simulated
+    (``simulation.summary.simulate_summary``) and the design rules read the simulated
+    percentiles, measured slot utilization and batch size; the replicas needed are the fewest
+    that meet the target by this same judgement (``judged_min_replicas``). Elsewhere it is
+    ``evaluate``'s assessment. The teaching model is never simulated: it reproduces the seed page.
+
+    Approximations: a simulation carries sampling error (``Assessment.p99_ci_ms``); the
+    alternatives the decisions quote (batching toggled, the other hardware) are the model's.
+    """
+    _check_model(model)
+    modelled = latency(workload, model)
+    simulation = None
+    result = modelled
+    if needs_simulation(workload, model):
+        simulation = design_simulation(workload)
+        result = _simulated_latency(modelled, simulation)
+    return _assessment(
+        workload, model, residency, result, judged_min_replicas(workload, model), simulation
+    )
+
+
+def design_simulation(workload: Workload) -> SimSummary:
+    """The simulation ``judge`` reads for ``workload`` (one per design, whatever its target)."""
+    return _simulation(simulation_key(workload))
+
+
+@lru_cache(maxsize=64)
+def _simulation(key: Workload) -> SimSummary:
+    return simulate_summary(key)
+
+
+def _simulated_latency(modelled: LatencyResult, sim: SimSummary) -> LatencyResult:
+    """The model's result with the simulation's percentiles, utilization and batch size; the
+    breakdown keeps the model's compute and splits the rest of the simulated p99 in the model's
+    proportions."""
+    if not sim.is_stable:
+        return replace(modelled, p50_ms=math.inf, p95_ms=math.inf, p99_ms=math.inf)
+    waiting = modelled.batch_wait_ms + modelled.queue_ms
+    rest = max(0.0, sim.p99_ms - modelled.compute_ms)
+    batch_share = modelled.batch_wait_ms / waiting if waiting > 0 else 1.0
+    return replace(
+        modelled,
+        p50_ms=sim.p50_ms,
+        p95_ms=sim.p95_ms,
+        p99_ms=sim.p99_ms,
+        compute_ms=min(modelled.compute_ms, sim.p99_ms),
+        batch_wait_ms=rest * batch_share,
+        queue_ms=rest * (1.0 - batch_share),
+        mean_batch_size=(
+            sim.mean_batch_size if math.isfinite(sim.mean_batch_size) else modelled.mean_batch_size
+        ),
+        accuracy_note=f"{modelled.accuracy_note} Shown: the simulated percentiles. {sim.note}",
+    )
+
+
+def judged_p99_ms(workload: Workload, model: ModelName = "queueing") -> float:
+    """The p99 ``judge`` gives ``workload`` (simulated where the model is approximate)."""
+    if needs_simulation(workload, model):
+        return design_simulation(workload).p99_ms
+    return latency(workload, model).p99_ms
+
+
+MAX_JUDGED_STEPS = 12
+"""Simulated replica counts the judged search may try beyond the model's answer."""
+
+
+def may_simulate(workload: Workload, model: ModelName = "queueing") -> bool:
+    """Whether ``judge`` may run simulations for this design (itself, or the replica counts its
+    search for the fewest replicas tries), so that a caller can budget for it."""
+    if needs_simulation(workload, model):
+        return True
+    if model != "queueing":
+        return False
+    first = min_replicas_for_target(workload, model)
+    return _search_simulates(
+        workload, model, first if first is not None else int(NUMERIC_BY_NAME["replicas"].maximum)
+    )
+
+
+def _search_simulates(workload: Workload, model: ModelName, start: int) -> bool:
+    """Whether the model is approximate at the replica count it finds, or one below it."""
+    return any(
+        needs_simulation(workload.with_changes(replicas=count), model)
+        for count in (start - 1, start)
+        if count >= 1
+    )
+
+
+def judged_min_replicas(workload: Workload, model: ModelName = "queueing") -> int | None:
+    """The fewest replicas whose judged p99 meets the target: the model's answer where the model
+    is trusted there, else a search by the same judgement from it (up in growing steps until a
+    count meets, then bisection down to the fewest, assuming more replicas never hurt).
+
+    None when no count up to the slider's maximum meets it (or the search ran out of its
+    ``MAX_JUDGED_STEPS`` simulations without finding one).
+    """
+    first = min_replicas_for_target(workload, model)
+    if model != "queueing":
+        return first
+    top = int(NUMERIC_BY_NAME["replicas"].maximum)
+    target = workload.p99_target_ms
+    checked: dict[int, bool] = {}
+
+    def meets(count: int) -> bool:
+        if count not in checked:
+            checked[count] = judged_p99_ms(workload.with_changes(replicas=count), model) <= target
+        return checked[count]
+
+    start = first if first is not None else top
+    if not _search_simulates(workload, model, start):
+        return first
+    # A bracket (low, high]: `low` misses or is 0, `high` meets; grown in doubling steps.
+    if meets(start):
+        low, high, step = start - 1, start, 1
+        while low > 0 and meets(low) and len(checked) < MAX_JUDGED_STEPS:
+            step *= 2
+            low, high = max(0, low - step), low
+    else:
+        low, high, step = start, None, 1
+        while high is None and low < top and len(checked) < MAX_JUDGED_STEPS:
+            candidate = min(top, low + step)
+            if meets(candidate):
+                high = candidate
+            else:
+                low, step = candidate, step * 2
+        if high is None:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if meets(middle) else (middle, high)
+    return high
+
+
+def _assessment(
+    workload: Workload,
+    model: ModelName,
+    residency: ResidencyInputs | None,
+    result: LatencyResult,
+    replicas_now: int | None,
+    simulation: SimSummary | None,
+) -> Assessment:
     alternatives = None
     if model == "queueing":
         toggled = workload.with_changes(dynamic_batching=not workload.dynamic_batching)
@@ -198,6 +401,7 @@ def evaluate(
             usd_per_replica_hour=_price(workload),
             other_usd_per_replica_hour=_price(other),
             packing=_packing_numbers(workload, result, residency),
+            slot_utilization=_slot_utilization(workload, result, simulation),
         )
     design: Design = assess(workload, result, alternatives)
     return Assessment(
@@ -224,7 +428,24 @@ def evaluate(
         reasons=design.reasons,
         min_replicas_for_target=replicas_now,
         packing=alternatives.packing if alternatives is not None else None,
+        modelled=latency(workload, model),
+        simulation=simulation,
+        slot_utilization=_slot_utilization(workload, result, simulation),
     )
+
+
+def _slot_utilization(
+    workload: Workload, result: LatencyResult, simulation: SimSummary | None
+) -> float:
+    """Measured where simulated; else each request's share of its batch's service at the mean
+    batch size that forms, times the rate, over the slots (the load itself without batching)."""
+    if not result.is_stable:
+        return 1.0
+    if simulation is not None and math.isfinite(simulation.utilization):
+        return min(simulation.utilization, 1.0)
+    size = max(1.0, result.mean_batch_size)
+    per_request_ms = float(workload.batch_service_ms(size)) / size
+    return min(1.0, workload.rate_rps * per_request_ms / (1000.0 * workload.servers))
 
 
 def _price(workload: Workload) -> float:

@@ -23,12 +23,14 @@ from sdlab_model.params import MODELS_PER_REPLICA_HOT, SAFE_UTILIZATION
 from sdlab_model.teaching import batch_active
 from sdlab_model.workload import Workload
 
-MeterStatus = Literal["ok", "warning", "danger"]
-ReasonStatus = Literal["ok", "warning", "danger"]
+# "neutral": passes on its own while the design as a whole fails, so it gets neither a tick nor a
+# warning (a tick only on what passes, a warning only on what is at risk).
+MeterStatus = Literal["ok", "neutral", "warning", "danger"]
+ReasonStatus = Literal["ok", "neutral", "warning", "danger"]
 DecisionState = Literal["needed", "useful", "tradeoff", "not-yet"]
 
-METER_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
-REASON_STATUSES: tuple[str, ...] = ("ok", "warning", "danger")
+METER_STATUSES: tuple[str, ...] = ("ok", "neutral", "warning", "danger")
+REASON_STATUSES: tuple[str, ...] = ("ok", "neutral", "warning", "danger")
 DECISION_STATES: tuple[str, ...] = ("needed", "useful", "tradeoff", "not-yet")
 
 # The original lab's rule thresholds (docs/teaching_model.md, need flags and component states).
@@ -157,6 +159,8 @@ class Alternatives:
     usd_per_replica_hour: float
     other_usd_per_replica_hour: float
     packing: PackingNumbers | None = None
+    slot_utilization: float = math.nan
+    """Busy share of the slots at the batch sizes that form (see ``Assessment``)."""
 
 
 @dataclass(frozen=True)
@@ -686,8 +690,8 @@ def assess(
     Without ``alternatives`` (the teaching model) the rules are the original page's. With them
     (the queueing model) the batching and hardware decisions, their reasons and the accelerator
     meter come from the model's numbers (``_queueing_decisions``), and the capacity meter names
-    utilization once. Either way nothing reads "ok" while the p99 misses the target or the load
-    is past the safe line (``_no_ok_beside_a_failure``).
+    utilization once. Either way nothing reads "ok" (a tick) while the p99 misses the target or
+    the load is past the safe line (``_no_ok_beside_a_failure``).
     """
     needs = needs_of(workload, latency)
     meters = meters_of(workload, latency, needs)
@@ -701,6 +705,7 @@ def assess(
             meters, decisions, reasons = _packing_decision(
                 workload, alternatives.packing, meters, decisions, reasons
             )
+        needs = _architecture_from_decisions(workload, needs, decisions, alternatives)
     if needs.tail_missed or needs.over_capacity:
         meters, reasons = _no_ok_beside_a_failure(meters, reasons)
     stage = recommend_stage(needs)
@@ -718,14 +723,37 @@ def assess(
     )
 
 
+def _architecture_from_decisions(
+    workload: Workload, needs: Needs, decisions, alternatives: Alternatives
+) -> Needs:
+    """In queueing mode the recommended shape follows the decisions the model's numbers made: a
+    batcher only where batching is needed or useful, GPUs where the hardware decision keeps or
+    moves to them (the seed's thresholds would otherwise draw a batcher the decisions reject)."""
+    batching = next(d.state for d in decisions if d.id == "batching") in ("needed", "useful")
+    return replace(
+        needs,
+        batching_in_architecture=batching,
+        gpu_in_architecture=workload.gpu != _other_hardware_cheaper(alternatives),
+    )
+
+
+def _other_hardware_cheaper(alternatives: Alternatives) -> bool:
+    """Whether the other kind of replica meets the target for less than this one."""
+    now = _fleet_cost(alternatives.replicas_now, alternatives.usd_per_replica_hour)
+    other = _fleet_cost(
+        alternatives.replicas_other_hardware, alternatives.other_usd_per_replica_hour
+    )
+    return other < now
+
+
 def _no_ok_beside_a_failure(meters, reasons):
     """While the target is missed or the load is past the safe line, no tick anywhere: what
-    would read "ok" reads as a warning (its own number is still right, the design is not)."""
+    would read "ok" reads as neutral (its own number passes, the design does not)."""
     meters = tuple(
-        replace(meter, status="warning") if meter.status == "ok" else meter for meter in meters
+        replace(meter, status="neutral") if meter.status == "ok" else meter for meter in meters
     )
     reasons = tuple(
-        replace(reason, status="warning") if reason.status == "ok" else reason for reason in reasons
+        replace(reason, status="neutral") if reason.status == "ok" else reason for reason in reasons
     )
     return meters, reasons
 
@@ -796,7 +824,7 @@ def _queueing_decisions(workload, latency, alternatives, meters, decisions, reas
         f"Cheapest fleet meeting the target: {kind} {_money(now_cost, now_n)}, "
         f"{other_kind} {_money(other_cost, alternatives.replicas_other_hardware)}."
     )
-    if other_cost < now_cost:
+    if _other_hardware_cheaper(alternatives):
         hardware_state, hardware_status = "needed", "warning"
         hardware_text += f" Move to {other_kind} replicas."
     else:
@@ -809,7 +837,7 @@ def _queueing_decisions(workload, latency, alternatives, meters, decisions, reas
     meters = tuple(
         replace(
             m,
-            value_text=_utilization_text(latency),
+            value_text=_utilization_text(latency, alternatives.slot_utilization),
             explanation=f"How busy the replicas are; past the {SAFE_UTILIZATION:.0%} safe line "
             "bursts queue and the tail grows fast. The bar is utilization over that line.",
         )
@@ -817,8 +845,11 @@ def _queueing_decisions(workload, latency, alternatives, meters, decisions, reas
         else m
         for m in meters
     )
+    busy = _slots_busy_text(latency, alternatives.slot_utilization)
     reasons = tuple(
-        Reason("batching", status, text)
+        replace(r, text=f"{r.text} {busy}")
+        if r.id == "capacity" and busy
+        else Reason("batching", status, text)
         if r.id == "batching"
         else Reason("hardware", hardware_status, hardware_text)
         if r.id == "hardware"
@@ -889,10 +920,23 @@ def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reas
     return meters, decisions, reasons
 
 
-def _utilization_text(latency: LatencyResult) -> str:
+def _utilization_text(latency: LatencyResult, slot_utilization: float = math.nan) -> str:
     if _unstable(latency) or latency.utilization >= 1.0:
-        return f"unstable (∞): {latency.utilization:.0%} busy"
-    return f"{latency.utilization:.0%} busy (safe line {SAFE_UTILIZATION:.0%})"
+        return f"unstable (∞): load {latency.utilization:.0%} of capacity"
+    text = f"load {latency.utilization:.0%} of capacity (safe line {SAFE_UTILIZATION:.0%})"
+    busy = _slots_busy_text(latency, slot_utilization)
+    return f"{text}; {busy[0].lower()}{busy[1:-1]}" if busy else text
+
+
+def _slots_busy_text(latency: LatencyResult, slot_utilization: float) -> str:
+    """With batching, how busy the slots are at the batches that form (capacity counts full
+    batches, so the two differ); empty where they are the same number."""
+    if _unstable(latency) or not math.isfinite(slot_utilization) or latency.mean_batch_size <= 1:
+        return ""
+    return (
+        f"Slots are {slot_utilization:.0%} busy at the batches that form "
+        f"(≈{latency.mean_batch_size:.1f} requests; capacity counts full batches)."
+    )
 
 
 def _fleet_cost(replicas: int | None, usd_per_replica_hour: float) -> float:

@@ -28,13 +28,18 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from sdlab_model import evaluate
-from sdlab_model.assessment import Assessment, ModelName
+from sdlab_model.assessment import (
+    Assessment,
+    ModelName,
+    design_simulation,
+    judge,
+    may_simulate,
+)
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
+from sdlab_model.simulation.summary import SimSummary, simulation_key
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, figures, grids, report, runs
-from sdlab_ui.simulation import SimSummary, simulate_summary, simulation_key
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
@@ -117,15 +122,16 @@ def shared_cache(maxsize: int) -> Callable[[Callable[_P, _R]], SharedCache[_P, _
 
 @st.cache_data(max_entries=512, hash_funcs=_KEY, show_spinner=False)
 def assessment(workload: Workload, model: ModelName) -> Assessment:
-    """``sdlab_model.evaluate``, cached (near saturation, one at a time: see ``budget``)."""
-    return _evaluate(workload, model)
+    """``sdlab_model.judge``, cached (near saturation or simulated, under ``budget``)."""
+    return _judge(workload, model)
 
 
-def _evaluate(
+def _judge(
     workload: Workload, model: ModelName, residency: ResidencyInputs | None = None
 ) -> Assessment:
-    with budget.slot(budget.evaluation_lane(workload, model)):
-        return evaluate(workload, model, residency)
+    lane = budget.WORK if may_simulate(workload, model) else None
+    with budget.slot(lane or budget.evaluation_lane(workload, model)):
+        return judge(workload, model, residency)
 
 
 def _grid_key(workload: Workload, axes: tuple[str, str] = grids.DEFAULT_AXES) -> Workload:
@@ -203,10 +209,10 @@ def simulation(workload: Workload) -> SimSummary:
     return _simulation(simulation_key(workload))
 
 
-@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Simulating 200,000 requests…")
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Simulating this design…")
 def _simulation(key: Workload) -> SimSummary:
     with budget.slot(budget.WORK):
-        return simulate_summary(key)
+        return design_simulation(key)
 
 
 @dataclass(frozen=True)
@@ -214,27 +220,19 @@ class LabView:
     """Everything the Lab page draws for one workload and model, built once and shared."""
 
     result: Assessment
+    """The one judgement of the design under the chosen model: every section reads it."""
     queueing: Assessment
     teaching: Assessment
-    sim: SimSummary | None
-    """The simulation where every rerun needs it: the queueing model calls itself approximate
-    here, so the headline shows the simulated p99. Elsewhere None, and ``simulated`` runs it when
-    someone asks (the accuracy check, a report): it is most of a fresh rerun's cost."""
     breakdown_rows: tuple[tuple[str, float, float, float], ...]
     """(model, compute, batch formation wait, queueing) in ms, the shown model first."""
     breakdown_svg: str
     """The breakdown chart the Lab shows (``figures.latency_breakdown_svg`` of the rows)."""
 
     def simulated(self) -> SimSummary:
-        """The simulation of this workload, run now if the view was built without it."""
-        return self.sim if self.sim is not None else simulation(self.result.workload)
-
-
-def needs_simulation(queueing: Assessment) -> bool:
-    """Whether the Lab simulates on every rerun: where the queueing model is approximate, the
-    simulated p99 is the honest headline (in either model's view, so switching models shows the
-    same simulation)."""
-    return queueing.accuracy == "approximate" and queueing.is_stable
+        """The simulation of this workload: the judgement's own where it is simulated, else run
+        now (the accuracy check, a report: it is most of a fresh rerun's cost)."""
+        own = self.queueing.simulation
+        return own if own is not None else simulation(self.result.workload)
 
 
 _LAST_VIEW_KEY = "sdlab.last_lab_view"
@@ -273,10 +271,9 @@ def _lab_view(
     cache a fresh rerun misses costs it a hash, a pickle and a lock. A ``SharedCache``, not
     ``st.cache_resource``, whose ~1 ms per miss was a fifth of a fresh Lab rerun's own work.
     """
-    queueing = _evaluate(workload, "queueing", residency)
-    teaching = _evaluate(workload, "teaching")
+    queueing = _judge(workload, "queueing", residency)
+    teaching = _judge(workload, "teaching")
     result = queueing if model == "queueing" else teaching
-    sim = simulation(workload) if needs_simulation(queueing) else None
     rows = tuple(
         # The teaching model caps its queueing term, so its parts stay finite even past capacity.
         (f"{r.model} model", r.compute_ms, r.batch_wait_ms, r.queue_ms)
@@ -285,7 +282,7 @@ def _lab_view(
         for r in ((result, teaching) if model == "queueing" else (result, queueing))
     )
     breakdown = figures.latency_breakdown_svg(rows, workload.p99_target_ms)
-    return LabView(result, queueing, teaching, sim, rows, breakdown)
+    return LabView(result, queueing, teaching, rows, breakdown)
 
 
 @st.cache_resource(max_entries=16, hash_funcs=_KEY, show_spinner=False)

@@ -19,7 +19,6 @@ from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOG
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, panels, state
 from sdlab_ui.figures import ms_text, rate_text
-from sdlab_ui.simulation import SimSummary
 from sdlab_ui.widgets import format_value
 
 
@@ -39,10 +38,8 @@ class Side:
     stage: int
 
     @classmethod
-    def of(cls, result: Assessment, sim: SimSummary | None) -> Side:
-        p99, simulated = panels.headline_p99(result, sim)
-        p50 = sim.p50_ms if simulated else result.p50_ms
-        p95 = sim.p95_ms if simulated else result.p95_ms
+    def of(cls, result: Assessment) -> Side:
+        p50, p95, p99 = result.p50_ms, result.p95_ms, result.p99_ms
         if not result.is_stable:  # as the Lab's headline: every percentile ∞ past capacity
             p50 = None if p50 is None else math.inf
             p95 = None if p95 is None else math.inf
@@ -52,8 +49,8 @@ class Side:
             p50_ms=p50,
             p95_ms=p95,
             p99_ms=p99,
-            p99_is_simulated=simulated,
-            meets_target=result.is_stable and p99 <= result.workload.p99_target_ms,
+            p99_is_simulated=result.is_simulated,
+            meets_target=result.meets_target,
             utilization=result.utilization,
             capacity_rps=result.capacity_rps,
             usd_per_hour=cost.usd_per_hour,
@@ -157,7 +154,7 @@ def section(view_b: cache.LabView, lab: state.LabState) -> None:
     st.subheader("Compare: pinned design A against this lab, B")
     design_b = lab.workload
     view_a = cache.lab_view(design_a, lab.model, lab.residency, role="pinned")
-    side_a, side_b = Side.of(view_a.result, view_a.sim), Side.of(view_b.result, view_b.sim)
+    side_a, side_b = Side.of(view_a.result), Side.of(view_b.result)
     changed = differences(design_a, design_b)
     st.markdown(
         _table(

@@ -27,13 +27,13 @@ from sdlab_model.architecture import (
     to_dot,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, deferred, report, runs, simulation, state
+from sdlab_ui import cache, deferred, report, runs, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
-from sdlab_ui.simulation import SimSummary
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
 STATUS_ICON = {
     "ok": ":green[:material/check_circle:]",
+    "neutral": ":gray[:material/radio_button_unchecked:]",
     "warning": ":orange[:material/warning:]",
     "danger": ":red[:material/error:]",
 }
@@ -47,14 +47,13 @@ _UPLOAD_KEY = "lab.scenario_upload"
 _UPLOAD_MESSAGE_KEY = "sdlab.upload_message"
 
 
-def headline_p99(result: Assessment, sim: SimSummary | None) -> tuple[float, bool]:
-    """The p99 to headline and whether it is the simulated one.
-
-    Where the queueing model calls itself approximate, the simulation is the better number.
-    """
-    if result.model == "queueing" and result.accuracy == "approximate" and sim is not None:
-        return sim.p99_ms, True
-    return result.p99_ms, False
+def p99_label(result: Assessment, short: bool = False) -> str:
+    """'p99', 'p99 (simulated)' or 'p99 (simulated, not converged)': where the number is from."""
+    if not result.is_simulated:
+        return "p99"
+    if result.simulation is not None and not result.simulation.converged:
+        return "p99 (sim., not converged)" if short else "p99 (simulated, not converged)"
+    return "p99 (sim.)" if short else "p99 (simulated)"
 
 
 _DIAGRAM_KEY = "sdlab.diagram"
@@ -208,7 +207,7 @@ def recommended_shape(result: Assessment, *, then: str = "") -> None:
     )
 
 
-def headline(result: Assessment, sim: SimSummary | None, *, header: bool = False) -> None:
+def headline(result: Assessment, *, header: bool = False) -> None:
     """p50/p95/p99 against the target, capacity, utilization and replicas needed; with
     ``header``, the Lab's stylesheet, title and lead (``lab_header``) first, in the same element
     (each element is a message on every rerun).
@@ -217,9 +216,7 @@ def headline(result: Assessment, sim: SimSummary | None, *, header: bool = False
     teaching model's finite figure there is a capped heuristic, so it is quoted, not headlined.
     """
     target = result.workload.p99_target_ms
-    p99, simulated = headline_p99(result, sim)
-    p50 = sim.p50_ms if simulated else result.p50_ms
-    p95 = sim.p95_ms if simulated else result.p95_ms
+    p50, p95, p99 = result.p50_ms, result.p95_ms, result.p99_ms
     if not result.is_stable:
         if header:  # the title, then the banner, then the numbers
             lab_header()
@@ -234,22 +231,25 @@ def headline(result: Assessment, sim: SimSummary | None, *, header: bool = False
     else:
         margin = f"{target - p99:+.3g} ms headroom"
     needed = result.min_replicas_for_target
-    utilization = (
+    load = (
         f"{result.utilization:.0%}" if result.utilization < 100 else f"{result.utilization:,.0f}x"
     )
+    # Utilization is the slots' busy share at the batches that form; the load is against the
+    # capacity, which counts full batches (the two differ wherever batches are small).
+    utilization = f"{result.slot_utilization:.0%}" if result.is_stable else "100%"
     cost = workload_cost(result.workload)
     metrics = (
         _metric_html("p50", _metric_ms(p50)),
         _metric_html("p95", _metric_ms(p95)),
         _metric_html(
-            "p99 (simulated)" if simulated else "p99",
+            p99_label(result),
             _metric_ms(p99),
             delta=margin,
             good=result.is_stable and p99 <= target,
         ),
     )
     numbers = (
-        ("Capacity", rate_text(result.capacity_rps)),
+        ("Capacity", f"{rate_text(result.capacity_rps)} (load {load})"),
         ("Utilization", utilization),
         ("Replicas needed for the target", "none up to 500" if needed is None else str(needed)),
         ("Cost", f"${cost.usd_per_hour:,.2f}/h · ${cost.usd_per_million:,.2f} per 1M"),
@@ -266,8 +266,12 @@ def headline(result: Assessment, sim: SimSummary | None, *, header: bool = False
     # Every text in it is escaped (_metric_html, the table's cells).
     block = f'<div class="{HEADLINE_CLASS}">{"".join(metrics)}{table}</div>'
     st.markdown(f"{_HEADER}\n\n{block}" if header else block, unsafe_allow_html=True)
-    if simulated:
-        st.caption(f"p50/p95/p99 simulated: {result.accuracy_note}")
+    if result.is_simulated:
+        interval = result.simulation.interval_text()
+        st.caption(
+            f"p50/p95/p99 {result.p99_source}" + (f" ({interval})" if interval else "")
+            + f": {result.accuracy_note}"
+        )
     elif result.p50_ms is None:
         st.caption("The teaching model defines only a p99.")
 
@@ -298,11 +302,11 @@ SUMMARY_CLASS = "sdlab-summary"
 """The class of the summary line's marker (the Lab's stylesheet keeps the line in view by it)."""
 
 
-def summary_line(result: Assessment, sim: SimSummary | None) -> str:
+def summary_line(result: Assessment) -> str:
     """One line: the headline p99 against the target, the load and the capacity (Markdown)."""
     target = result.workload.p99_target_ms
-    p99, simulated = headline_p99(result, sim)
-    label = "p99 (sim.)" if simulated else "p99"
+    p99 = result.p99_ms
+    label = p99_label(result, short=True)
     if not result.is_stable:
         verdict = f":red[**{label} ∞**] over capacity"
     else:
@@ -313,7 +317,7 @@ def summary_line(result: Assessment, sim: SimSummary | None) -> str:
     )
 
 
-def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
+def sticky_summary(result: Assessment) -> None:
     """The summary line at the top of the sidebar, in view while any slider moves.
 
     Kept at the sidebar's top by CSS (``order``) wherever it is drawn: the page, which draws it,
@@ -326,7 +330,7 @@ def sticky_summary(result: Assessment, sim: SimSummary | None) -> None:
     more on every rerun.) The line is Markdown of computed numbers; the marker is literal.
     """
     st.sidebar.markdown(
-        f'<span class="{SUMMARY_CLASS}"></span>{summary_line(result, sim)}', unsafe_allow_html=True
+        f'<span class="{SUMMARY_CLASS}"></span>{summary_line(result)}', unsafe_allow_html=True
     )
 
 
@@ -464,7 +468,7 @@ def accuracy_heading(view: cache.LabView) -> str:
     """The heading of ``accuracy`` (Markdown), for a page that draws it as the end of the
     Markdown above; under it, where the page simulates on every change, a line saying so."""
     text = "#### How far to trust the p99: teaching vs queueing vs simulation"
-    if view.sim is not None:
+    if view.queueing.is_simulated:
         text += (
             "\n\n:gray[Simulated on every change here: the queueing model is approximate for "
             "this workload.]"
@@ -485,25 +489,25 @@ def accuracy(view: cache.LabView, *, heading: bool = True, then: str = "") -> No
     """
     if heading:
         st.markdown(accuracy_heading(view))
-    models = (view.teaching, view.queueing)
-    sim = view.sim
+    models = [(r.model, _modelled(r)) for r in (view.teaching, view.queueing)]
+    sim = view.queueing.simulation
     if sim is None and st.toggle(
-        f"Check against a simulation ({simulation.LAB_REQUESTS:,} requests)",
+        "Check against a simulation",
         key=SIMULATION_CHECK_KEY,
         help="Runs the simulator on this workload, and again on every change while on.",
     ):
         sim = view.simulated()
     if sim is None:
         text = "| | p99 | how it is computed |\n|---|---|---|\n" + "\n".join(
-            f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | {_cell(r.accuracy_note)} |"
-            for r in models
+            f"| **{name.capitalize()} model** | {ms_text(r.p99_ms)} | {_cell(r.accuracy_note)} |"
+            for name, r in models
         )
     else:
         text = "| | p99 | against the simulation | how it is computed |\n|---|---|---|---|\n"
         text += "\n".join(
-            f"| **{r.model.capitalize()} model** | {ms_text(r.p99_ms)} | "
+            f"| **{name.capitalize()} model** | {ms_text(r.p99_ms)} | "
             f"{sim.error_text(r.p99_ms) if sim.is_stable else '—'} | {_cell(r.accuracy_note)} |"
-            for r in models
+            for name, r in models
         )
         text += (
             f"\n| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
@@ -525,6 +529,11 @@ def accuracy(view: cache.LabView, *, heading: bool = True, then: str = "") -> No
                 st.plotly_chart(figure, key="lab.distribution")
     if then:
         st.markdown(then)
+
+
+def _modelled(result: Assessment):
+    """The model's own latency result (before a simulation replaced its percentiles)."""
+    return result.modelled if result.modelled is not None else result
 
 
 def _cell(text: str) -> str:

@@ -27,6 +27,7 @@ import plotly.io as pio
 from sdlab_model.architecture import path_text
 from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_INPUTS, NUMERIC_INPUTS, TOGGLE_INPUTS
+from sdlab_model.simulation.summary import SimSummary
 from sdlab_model.sources import (
     FORMULAS,
     ORIGINAL_LAB,
@@ -36,7 +37,6 @@ from sdlab_model.sources import (
 )
 from sdlab_ui import figures, spawn
 from sdlab_ui.figures import ms_text, rate_text
-from sdlab_ui.simulation import SimSummary
 from sdlab_ui.widgets import format_value
 
 if TYPE_CHECKING:
@@ -271,11 +271,8 @@ def _architecture_html(result: Assessment, dot: str, svg: str | None) -> str:
 
 
 def _headline(view: LabView) -> tuple[float, bool]:
-    """The p99 the Lab headlines: the simulated one where the queueing model is approximate."""
-    result, sim = view.result, view.sim
-    if result.model == "queueing" and result.accuracy == "approximate" and sim is not None:
-        return sim.p99_ms, True
-    return result.p99_ms, False
+    """The p99 the Lab headlines (the judgement's) and whether it is simulated."""
+    return view.result.p99_ms, view.result.is_simulated
 
 
 def _p99_text(result: Assessment, p99: float) -> str:
@@ -303,11 +300,12 @@ def _accuracy_rows(view: LabView) -> list[tuple[str, str, str, str]]:
     rows = [
         (
             f"{r.model.capitalize()} model",
-            ms_text(r.p99_ms),
-            sim.error_text(r.p99_ms) if sim.is_stable else "—",
-            r.accuracy_note,
+            ms_text(m.p99_ms),
+            sim.error_text(m.p99_ms) if sim.is_stable else "—",
+            m.accuracy_note,
         )
         for r in (view.teaching, view.queueing)
+        for m in (r.modelled if r.modelled is not None else r,)
     ]
     rows.append(("Simulation", ms_text(sim.p99_ms), sim.interval_text() or "—", sim.note))
     return rows

@@ -73,7 +73,7 @@ def fresh_caches():
 
 def test_heavy_evaluations_run_one_at_a_time(monkeypatch, fresh_caches):
     slow = Concurrency(seconds=0.15)
-    monkeypatch.setattr(cache, "evaluate", slow)
+    monkeypatch.setattr(cache, "judge", slow)
     heavy = [_near_saturation(0.99 + 0.001 * i) for i in range(3)]
     _run_together([lambda w=w: cache.assessment(w, "queueing") for w in heavy])
     assert slow.most == 1, f"{slow.most} exact solves ran at once; the budget allows one"
@@ -82,7 +82,7 @@ def test_heavy_evaluations_run_one_at_a_time(monkeypatch, fresh_caches):
 
 def test_ordinary_evaluations_take_no_slot(monkeypatch, fresh_caches):
     slow = Concurrency(seconds=0.15)
-    monkeypatch.setattr(cache, "evaluate", slow)
+    monkeypatch.setattr(cache, "judge", slow)
     light = [Workload(rate_rps=100.0 + i) for i in range(3)] + [_near_saturation(0.5)]
     _run_together([lambda w=w: cache.assessment(w, "queueing") for w in light])
     assert slow.most == len(light), "evaluations of a few ms must not queue behind each other"
@@ -91,7 +91,7 @@ def test_ordinary_evaluations_take_no_slot(monkeypatch, fresh_caches):
 
 def test_simulations_and_grids_share_two_work_slots(monkeypatch, fresh_caches):
     slow = Concurrency(seconds=0.15)
-    monkeypatch.setattr(cache, "simulate_summary", slow)
+    monkeypatch.setattr(cache, "design_simulation", slow)
     monkeypatch.setattr(cache.grids, "compute_axes_grid", slow)
     calls = [lambda r=r: cache.simulation(Workload(rate_rps=r)) for r in (101.0, 102.0, 103.0)]
     calls += [

@@ -8,8 +8,9 @@ import threading
 import pytest
 
 from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.simulation import summary as simulation
 from sdlab_model.workload import Workload
-from sdlab_ui import cache, report, simulation
+from sdlab_ui import cache, report
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def counted_simulations(monkeypatch):
         calls.append(workload)
         return f"simulated {len(calls)}"
 
-    monkeypatch.setattr(cache, "simulate_summary", fake)
+    monkeypatch.setattr(cache, "design_simulation", fake)
     cache._simulation.clear()
     yield calls
     cache._simulation.clear()
@@ -62,9 +63,9 @@ def test_the_lab_builds_its_view_once_per_distinct_inputs(monkeypatch):
         lambda rows, target: built.append(target) or draw(rows, target),
     )
     evaluated: list[Workload] = []
-    evaluate = cache.evaluate
+    evaluate = cache.judge
     monkeypatch.setattr(
-        cache, "evaluate", lambda w, m, r=None: evaluated.append(w) or evaluate(w, m, r)
+        cache, "judge", lambda w, m, r=None: evaluated.append(w) or evaluate(w, m, r)
     )
     query = Workload(rate_rps=432.1, p99_target_ms=77.0).to_strings()  # in no other test
     first = open_app(query)

@@ -115,7 +115,7 @@ def test_a_shared_link_opens_the_comparison_and_swap_and_unpin_work():
 
 def test_an_unstable_design_reads_unstable_in_the_comparison():
     overloaded = Workload(rate_rps=50_000, replicas=1)
-    side = compare.Side.of(evaluate(overloaded), None)
+    side = compare.Side.of(evaluate(overloaded))
     rows = compare.rows(side, side, 100.0, 100.0)
     p99 = next(row for row in rows if row[0].startswith("p99"))
     assert p99[1] == "unstable (∞)" and math.isinf(side.p99_ms), f"p99 row {p99}"

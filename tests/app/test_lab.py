@@ -19,6 +19,7 @@ from apptest_helpers import (
 )
 
 from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
+from sdlab_model.assessment import judge
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
@@ -147,13 +148,13 @@ def _model_comparison(app) -> str:
 def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
     """A simulation was most of a fresh rerun's server time (issue 13): where the queueing model
     is exact or validated, the page runs one only when the visitor turns the check on."""
+    from sdlab_model.simulation.summary import simulation_key
     from sdlab_ui import cache
     from sdlab_ui.panels import SIMULATION_CHECK_KEY
-    from sdlab_ui.simulation import simulation_key
 
     calls: list[Workload] = []
-    simulate = cache.simulate_summary
-    monkeypatch.setattr(cache, "simulate_summary", lambda w: calls.append(w) or simulate(w))
+    simulate = cache.design_simulation
+    monkeypatch.setattr(cache, "design_simulation", lambda w: calls.append(w) or simulate(w))
     workload = Workload(rate_rps=211.37)  # a rate no other test uses: every cache misses
     assert evaluate(workload, "queueing").accuracy != "approximate", "pick an exact workload"
     app = open_app(workload.to_strings())
@@ -300,7 +301,7 @@ def test_walkthrough_asks_for_a_prediction_before_it_loads_the_card(lab):
     for index, step in enumerate(WALKTHROUGH):
         card = next(c for c in SCENARIOS if c.id == step.card_id)
         question, answer = step.render(
-            walkthrough_numbers(card.workload(), evaluate(card.workload(), "queueing"))
+            walkthrough_numbers(card.workload(), judge(card.workload(), "queueing"))
         )
         assert any(question == m.value for m in lab.markdown), f"step {step.step} question"
         assert not any(answer in i.value for i in lab.info), (
@@ -347,22 +348,23 @@ def test_scenario_file_round_trip_and_bad_file():
 
 
 def test_approximate_queueing_p99_gives_way_to_the_simulated_one():
-    from dataclasses import replace
+    """The judgement headlines the simulated p99 where the queueing model is approximate, and
+    the headline, the summary line and the reasons all quote that one number."""
+    from sdlab_model.assessment import design_simulation, judge
 
-    from sdlab_ui.panels import headline_p99 as choose_headline
-    from sdlab_ui.simulation import simulate_summary
-
-    workload = SCENARIOS[2].workload()
-    sim = simulate_summary(workload)
-    exact = replace(evaluate(workload, "queueing"), accuracy="exact")
-    approximate = replace(exact, accuracy="approximate")
-    assert choose_headline(exact, sim) == (exact.p99_ms, False), "an exact p99 was replaced"
-    assert choose_headline(approximate, sim) == (sim.p99_ms, True), (
-        "an approximate queueing p99 should give way to the simulated p99"
+    workload = SCENARIOS[3].workload()  # round robin, batched, 13 GPU replicas: approximate
+    judged = judge(workload, "queueing")
+    assert evaluate(workload, "queueing").accuracy == "approximate", "pick an approximate card"
+    sim = design_simulation(workload)
+    assert judged.is_simulated and judged.p99_ms == sim.p99_ms, "approximate p99 not simulated"
+    assert judge(workload, "teaching").p99_ms == evaluate(workload, "teaching").p99_ms, (
+        "the teaching model's p99 was replaced"
     )
-    teaching = evaluate(workload, "teaching")
-    assert choose_headline(teaching, sim) == (teaching.p99_ms, False), "teaching p99 replaced"
-
+    app = open_app(workload.to_strings())
+    assert_no_exception(app)
+    shown = headline_p99(app)
+    reasons = next(m.value for m in app.markdown if "#### Why this changes" in m.value)
+    assert shown and shown in reasons, f"headline {shown!r} is not the reasons' p99: {reasons}"
 
 def _an_approximate_workload() -> Workload | None:
     """A card pushed towards capacity until the queueing model calls itself approximate."""

@@ -71,6 +71,11 @@ def _candidates(workload: Workload, model: str) -> dict[str, dict[str, float]]:
         "batching": {"window": workload.batch_window_ms, "rate": workload.rate_rps},
         "hardware": {"model latency": workload.model_latency_ms, "rate": workload.rate_rps},
     }
+    if model == "queueing" and result.is_stable and result.mean_batch_size > 1.0:
+        # The slots' busy share at the batches that form: each request's part of its batch.
+        size = result.mean_batch_size
+        busy = workload.rate_rps * workload.batch_service_ms(size) / size / 1000 / workload.servers
+        values["capacity"].update({"slots busy": min(1.0, busy), "batch size": size})
     if model == "queueing":
         toggled = workload.with_changes(dynamic_batching=not workload.dynamic_batching)
         other = workload.with_changes(gpu=not workload.gpu)
