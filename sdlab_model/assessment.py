@@ -280,22 +280,21 @@ def _simulation(key: Workload) -> SimSummary:
 
 
 def _simulated_latency(modelled: LatencyResult, sim: SimSummary) -> LatencyResult:
-    """The model's result with the simulation's percentiles, utilization and batch size; the
-    breakdown keeps the model's compute and splits the rest of the simulated p99 in the model's
-    proportions."""
+    """The model's result with the simulation's percentiles and batch size; the breakdown keeps
+    the model's compute and its formation wait (at most the window), the rest of the simulated
+    p99 is queueing."""
     if not sim.is_stable:
         return replace(modelled, p50_ms=math.inf, p95_ms=math.inf, p99_ms=math.inf)
-    waiting = modelled.batch_wait_ms + modelled.queue_ms
     rest = max(0.0, sim.p99_ms - modelled.compute_ms)
-    batch_share = modelled.batch_wait_ms / waiting if waiting > 0 else 1.0
+    formation = min(modelled.batch_wait_ms, rest)
     return replace(
         modelled,
         p50_ms=sim.p50_ms,
         p95_ms=sim.p95_ms,
         p99_ms=sim.p99_ms,
         compute_ms=min(modelled.compute_ms, sim.p99_ms),
-        batch_wait_ms=rest * batch_share,
-        queue_ms=rest * (1.0 - batch_share),
+        batch_wait_ms=formation,
+        queue_ms=rest - formation,
         mean_batch_size=(
             sim.mean_batch_size if math.isfinite(sim.mean_batch_size) else modelled.mean_batch_size
         ),

@@ -212,12 +212,13 @@ def _batched(workload: Workload, capacity: float, utilization: float) -> Latency
                 "of simulation in this regime."
             ),
         )
+    formation, queue = _formation_and_queue(workload, p99, compute, queue)
     return LatencyResult(
         p50_ms=min(p50, p95),
         p95_ms=min(p95, p99),
         p99_ms=p99,
         compute_ms=compute,
-        batch_wait_ms=p99 - compute - queue if math.isfinite(p99) else workload.batch_window_ms,
+        batch_wait_ms=formation,
         queue_ms=queue,
         capacity_rps=capacity,
         utilization=utilization,
@@ -276,6 +277,19 @@ def _fleet_exact_wait(
     return [wait.wait_quantile(q) for q in QUANTILES]
 
 
+def _formation_and_queue(
+    workload: Workload, p99: float, compute: float, queue: float
+) -> tuple[float, float]:
+    """The p99's waiting split into batch formation and queueing: a batch's oldest request waits
+    at most the window for it to form; beyond that (slots busy, batches held until one frees)
+    it is waiting for a slot, which is queueing."""
+    if not math.isfinite(p99):
+        return workload.batch_window_ms, queue
+    waiting = max(0.0, p99 - compute - queue)
+    formation = min(waiting, float(workload.batch_window_ms)) if workload.dynamic_batching else 0.0
+    return formation, p99 - compute - formation
+
+
 def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
     # The three quantiles as three cells of one call: most of the work does not depend on the
     # quantile, and each cell is bit for bit its own one-quantile call (fleet._tails).
@@ -296,12 +310,13 @@ def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyRe
     compute = float(tail.compute_ms)
     queue = p99 - float(tail.quantile_ms) + float(tail.queue_ms)
     accuracy, note = fleet.accuracy(workload, tail, exact is not None)
+    formation, queue = _formation_and_queue(workload, p99, compute, queue)
     return LatencyResult(
         p50_ms=min(p50, p95),
         p95_ms=min(p95, p99),
         p99_ms=p99,
         compute_ms=compute,
-        batch_wait_ms=max(0.0, p99 - compute - queue),
+        batch_wait_ms=formation,
         queue_ms=queue,
         capacity_rps=capacity,
         utilization=utilization,

@@ -7,9 +7,10 @@ main's a9e3888 (before the speed-ups of the ``evalfast`` branch). Every float of
 Re-pinned 2026-12-01 for the one judgement of a design (issue 21), which changed texts and marks
 on purpose: a passing mark beside a failure is neutral, not a warning; the capacity meter and
 reason say the load and how busy the slots are; the queueing model's recommended shape follows
-its batching and hardware decisions. Before re-pinning, the model's latencies, capacity,
-utilization, batch size, replicas needed and accuracy flag were compared on all 200 workloads:
-identical.
+its batching and hardware decisions; the p99's waiting is split so that batch formation is at
+most the window (waiting beyond it, for a busy slot, is queueing). Before re-pinning, the model's
+percentiles, compute, total waiting, capacity, utilization, batch size, replicas needed and accuracy
+flag were compared on all 200 workloads, both models: identical.
 """
 
 from __future__ import annotations
