@@ -13,8 +13,8 @@ transient. ``simulate_converged`` sizes the run by what convergence needs instea
   times more batches per batcher. Least request couples the replicas (it compares two), so it
   keeps the whole fleet; the central queue is one queue already.
 - Warm-up by MSER-5: the first requests are dropped up to the point that minimises the marginal
-  standard error of the rest (batched in fives), searched over the first half of the run; a cut
-  at the half's end means the run has not left its transient. MSER watches the mean, so the
+  standard error of the rest (batched in fives); a cut past the middle of the run means the run
+  has not left its transient. MSER watches the mean, so the
   p99s of the remaining halves are compared too: if they differ beyond their noise, the first
   half counts as warm-up as well.
 - The p99's 95% interval by batch means over one long run: the measured requests, in arrival
@@ -125,10 +125,9 @@ class ConvergedSim:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What is simulated: the system, its arrival rate and how many batchers carry the traffic."""
+    """What is simulated, and the traffic share of the batcher a typical request meets."""
 
     system: Workload
-    rate_rps: float
     representative: bool
     replicas_simulated: int
     typical_batcher_share: float
@@ -140,7 +139,6 @@ class _Analysis:
 
     warmup: int
     warmup_over: bool
-    means_batches: int
     drift_ms: float
     measured: np.ndarray
     p99_ms: float
@@ -186,16 +184,12 @@ def representative_replica_gaps(
 def _plan(workload: Workload) -> _Plan:
     shares = workload.model_shares
     if workload.is_central_queue:
-        return _Plan(workload, workload.rate_rps, False, workload.replicas, 1.0)
+        return _Plan(workload, False, workload.replicas, 1.0)
     # Traffic-weighted share of one batcher: sum of squared model shares over the replicas.
     concentration = float(np.sum(shares * shares))
     if workload.lb_policy in ("random", "round_robin") and workload.replicas > 1:
-        system = workload.with_changes(replicas=1)
-        rate = workload.rate_rps / workload.replicas
-        return _Plan(system, rate, True, 1, concentration)
-    return _Plan(
-        workload, workload.rate_rps, False, workload.replicas, concentration / workload.replicas
-    )
+        return _Plan(workload.with_changes(replicas=1), True, 1, concentration)
+    return _Plan(workload, False, workload.replicas, concentration / workload.replicas)
 
 
 def _trace(
@@ -219,8 +213,8 @@ def _trace(
 
 def mser_truncation(values: np.ndarray, batch: int = MSER_BATCH) -> int:
     """Warm-up length by MSER-``batch``: the prefix whose removal minimises the marginal
-    standard error of the remaining batch means, searched over the first half (a cut at the
-    half's end means the run has not left its transient).
+    standard error of the remaining batch means, searched over all but the last tenth (a cut
+    past the middle means the run has not left its transient).
 
     Approximations:
         It looks at the mean; a transient that moves only the tail, not the mean, goes unseen.
@@ -238,7 +232,8 @@ def mser_truncation(values: np.ndarray, batch: int = MSER_BATCH) -> int:
     remaining = np.arange(means_count, 0, -1, dtype=float)
     spread = np.maximum(suffix_square - suffix_sum * suffix_sum / remaining, 0.0)
     statistic = spread / (remaining * remaining)
-    return int(np.argmin(statistic[: (means_count + 1) // 2])) * batch
+    # The statistic's last few values rest on a handful of means: too noisy to search.
+    return int(np.argmin(statistic[: means_count - means_count // 10])) * batch
 
 
 def batch_means_half_width(measured_ms: np.ndarray, batches: int = MEANS_BATCHES) -> float:
@@ -303,7 +298,6 @@ def _analyse(
     return _Analysis(
         warmup=warmup,
         warmup_over=not drifting and 2 * warmup <= latency_ms.size,
-        means_batches=means_batches,
         drift_ms=drift_ms if drifting else 0.0,
         measured=measured,
         p99_ms=percentiles(measured, (99,))[0],
@@ -420,10 +414,12 @@ def simulate_converged(
         spent += count
         analysis = _analyse(workload, plan, trace, model_of)
         reasons = _shortfall(analysis, rel_half_width)
-        longer = min(_longer_run(analysis, count, rel_half_width), max_requests - spent)
+        remaining = max_requests - spent
+        longer = min(_longer_run(analysis, count, rel_half_width), remaining)
         if not reasons or longer <= count:
             break
-        count = longer
+        # A run too short to leave room for a longer one after it might as well take it all.
+        count = remaining if remaining - longer < 1.5 * longer else longer
     return _result(workload, plan, trace, analysis, reasons, spent, seed)
 
 
