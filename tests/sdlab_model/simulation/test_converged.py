@@ -67,6 +67,15 @@ def test_representative_replica_has_the_fleets_latency_distribution(policy, batc
             f"{policy}, batching={batching}, cv={cv}: p{percent} of one representative replica "
             f"{replica_q:.3f} ms vs the whole fleet's {fleet_q:.3f} ms (noise ±{noise:.3f})"
         )
+    # The entry point itself, on its own stream and seed, within both intervals.
+    result = simulate_converged(workload, rel_half_width=0.01, max_requests=400_000)
+    fleet_p99 = percentiles(fleet, (99,))[0]
+    allowed = result.p99_ms - result.p99_ci_ms[0] + _quantile_half_width(fleet, 99)
+    assert result.representative_replica, "random and round robin should use one replica"
+    assert abs(result.p99_ms - fleet_p99) <= allowed, (
+        f"{policy}, batching={batching}, cv={cv}: simulate_converged p99 {result.p99_ms:.3f} ms "
+        f"{result.p99_ci_ms} vs the whole fleet's {fleet_p99:.3f} ms"
+    )
 
 
 def _quantile_half_width(values: np.ndarray, percent: float, batches: int = 20) -> float:
@@ -156,6 +165,21 @@ def test_budget_runs_out_and_says_not_converged_with_its_interval():
     assert low < result.p99_ms < high, f"interval {result.p99_ci_ms} around {result.p99_ms}"
     expected = f"Not converged: p99 within [{low:.3g}, {high:.3g}] ms"
     assert result.note.startswith(expected), f"note {result.note!r} should start {expected!r}"
+
+
+@pytest.mark.parametrize(
+    ("policy", "budget"),
+    [
+        ("round_robin", converged.LAB_MAX_REQUESTS_REPLICA),
+        ("least_request", converged.LAB_MAX_REQUESTS_FLEET),
+    ],
+)
+def test_the_labs_budget_is_spent_in_full_and_no_more(policy, budget):
+    result = simulate_converged(_loaded(policy, True, 2.0), rel_half_width=0.001)
+    assert not result.converged, "a ±0.1% target cannot be met in the Lab's budget"
+    assert result.simulated_requests == budget, (
+        f"{policy}: spent {result.simulated_requests:,} requests of a {budget:,} budget"
+    )
 
 
 def test_a_large_least_request_fleet_is_not_converged_in_the_labs_budget():
