@@ -260,14 +260,14 @@ def _benchmark(title, workload, draw_inputs, simpy_model, args) -> bool:
     print(f"\n{title}: {workload.rate_rps:,.1f} req/s ({load:.2g} of capacity)")
     started = time.perf_counter()
     warm_up_ms, warm_up_routing = draw_inputs(workload, 1_000, seed=0)
-    simulator._run(workload, warm_up_ms, None, warm_up_routing)
+    simulator.run_trace(workload, warm_up_ms, None, warm_up_routing)
     print(
         f"JIT warm-up (compile or cache load, untimed below): {time.perf_counter() - started:.2f} s"
     )
 
     # Agreement first: both serve the same arrivals and must give the same latencies.
     arrival_ms, routing = draw_inputs(workload, args.simpy_requests, seed=1)
-    kernel_ms = simulator._run(workload, arrival_ms, None, routing).latency_ms
+    kernel_ms = simulator.run_trace(workload, arrival_ms, None, routing).latency_ms
     simpy_ms = simpy_model(workload, arrival_ms, routing) - arrival_ms
     difference = np.abs(kernel_ms - simpy_ms)
     worst_ms = float(np.max(difference)) if np.all(np.isfinite(simpy_ms)) else np.inf
@@ -294,7 +294,7 @@ def _benchmark(title, workload, draw_inputs, simpy_model, args) -> bool:
         simpy_rates.append(args.simpy_requests / (time.perf_counter() - started))
         for _ in range(KERNEL_RUNS_PER_ROUND):
             started = time.perf_counter()
-            simulator._run(workload, kernel_inputs[0], None, kernel_inputs[1])
+            simulator.run_trace(workload, kernel_inputs[0], None, kernel_inputs[1])
             kernel_rates.append(args.kernel_requests / (time.perf_counter() - started))
             started = time.perf_counter()
             simulator._simulate_trace(

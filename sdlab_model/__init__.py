@@ -22,6 +22,7 @@ from sdlab_model.params import (
 )
 from sdlab_model.residency.placement import plan_residency
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenario
+from sdlab_model.simulation.converged import ConvergedSim, simulate_converged
 from sdlab_model.simulation.simulator import SimResult, simulate, simulate_grid
 from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
 from sdlab_model.timeline import run_timeline
@@ -48,6 +49,7 @@ __all__ = [
     "WALKTHROUGH",
     "Advice",
     "Assessment",
+    "ConvergedSim",
     "Decision",
     "LatencyResult",
     "Meter",
@@ -66,6 +68,7 @@ __all__ = [
     "plan_rollout",
     "run_timeline",
     "simulate",
+    "simulate_converged",
     "simulate_grid",
     "to_dot",
 ]

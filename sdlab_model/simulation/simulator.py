@@ -92,7 +92,7 @@ class SimResult:
 
 
 @dataclass(frozen=True, eq=False)
-class _Trace:
+class Trace:
     """One replication's raw output, every request (warm-up included), in arrival order.
 
     ``batch_sizes`` and ``batch_first`` (index of each batch's oldest request) are per batch, in
@@ -208,13 +208,13 @@ def _queue_settings(workload: Workload) -> tuple[int, float, np.ndarray]:
     return batch_limit, window_ms, service_by_size_ms
 
 
-def _run(
+def run_trace(
     workload: Workload,
     arrival_ms: np.ndarray,
     service_multiplier: np.ndarray | None = None,
     routing: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     residency: CacheSettings | None = None,
-) -> _Trace:
+) -> Trace:
     """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch.
 
     ``routing`` is ``routing_draws(...)`` for the same requests (every policy but
@@ -240,7 +240,7 @@ def _run(
             batch_sizes,
         )
         sizes = batch_sizes[:batches]
-        return _Trace(arrival_ms, dispatch_ms, completion_ms, sizes, np.cumsum(sizes) - sizes)
+        return Trace(arrival_ms, dispatch_ms, completion_ms, sizes, np.cumsum(sizes) - sizes)
     if routing is None:
         raise ValueError(f"lb_policy={workload.lb_policy!r} needs routing draws")
     model_of, first, second = routing
@@ -270,7 +270,7 @@ def _run(
         cache.cache_gb,
         batch_load_ms,
     )
-    return _Trace(
+    return Trace(
         arrival_ms,
         dispatch_ms,
         completion_ms,
@@ -286,7 +286,7 @@ def _simulate_trace(
     seed_sequence: np.random.SeedSequence,
     service: ServiceDistribution = "deterministic",
     residency: CacheSettings | None = None,
-) -> _Trace:
+) -> Trace:
     """One replication from an empty system: ``n_requests`` Poisson arrivals from ``seed_sequence``.
 
     One stream per random input: the arrival stream is the same whichever ``service`` is chosen.
@@ -305,10 +305,11 @@ def _simulate_trace(
     routing = None
     if not workload.is_central_queue:
         routing = routing_draws(workload, np.random.default_rng(routing_stream), n_requests)
-    return _run(workload, arrival_ms, multiplier, routing, residency)
+    return run_trace(workload, arrival_ms, multiplier, routing, residency)
 
 
-def _t_quantile_975(degrees_of_freedom: int) -> float:
+def t_quantile_975(degrees_of_freedom: int) -> float:
+    """Student t quantile t_{0.975, df}, for a two-sided 95% interval (the normal 1.96 past 29)."""
     if degrees_of_freedom <= len(_T_975):
         return _T_975[degrees_of_freedom - 1]
     return 1.96
@@ -444,7 +445,7 @@ def simulate(
     p50, p95, p99 = percentiles(all_latency_ms, (50, 95, 99))
     if replications > 1:
         half_width = (
-            _t_quantile_975(replications - 1)
+            t_quantile_975(replications - 1)
             * float(np.std(replication_p99, ddof=1))
             / math.sqrt(replications)
         )
@@ -545,7 +546,7 @@ def simulate_grid(
             routing = routing_draws(row_workloads[0], rng, n_requests)
         for column, cell in enumerate(row_workloads):
             if cell.rate_rps < cell.capacity_rps:
-                trace = _run(cell, unit_arrivals * (1000.0 / cell.rate_rps), None, routing)
+                trace = run_trace(cell, unit_arrivals * (1000.0 / cell.rate_rps), None, routing)
                 measured = trace.latency_ms[warmup:]
                 p99_ms[row, column] = percentiles(measured, (99,))[0]
                 if interval:
@@ -554,7 +555,7 @@ def simulate_grid(
                         for part in np.array_split(measured, GRID_BATCHES)
                     ]
                     half = (
-                        _t_quantile_975(GRID_BATCHES - 1)
+                        t_quantile_975(GRID_BATCHES - 1)
                         * float(np.std(batch_p99, ddof=1))
                         / math.sqrt(GRID_BATCHES)
                     )
@@ -641,7 +642,7 @@ def simulate_residency(
     interval = (math.nan, math.nan)
     if replications > 1:
         half = (
-            _t_quantile_975(replications - 1)
+            t_quantile_975(replications - 1)
             * float(np.std(replication_p99, ddof=1))
             / math.sqrt(replications)
         )

@@ -54,7 +54,7 @@ SMALL_FLEET = Workload(
 def test_simpy_fleet_agrees_with_the_kernel(workload):
     workload = workload.with_changes(rate_rps=0.85 * workload.capacity_rps)
     arrival_ms, routing = bench._fleet_inputs(workload, 3_000, seed=7)
-    trace = simulator._run(workload, arrival_ms, None, routing)
+    trace = simulator.run_trace(workload, arrival_ms, None, routing)
     completion_ms = bench.simpy_fleet(workload, arrival_ms, routing)
     worst = float(np.nanmax(np.abs(completion_ms - trace.completion_ms)))
     assert np.array_equal(completion_ms, trace.completion_ms), (

@@ -265,7 +265,7 @@ def test_kernel_matches_a_hand_worked_batching_case():
         cpu_batch_overhead_share=0.5,
     )
     arrival_ms = np.array([1.0, 2.0, 3.0, 4.0, 20.0, 21.0])
-    trace = simulator._run(workload, arrival_ms)
+    trace = simulator.run_trace(workload, arrival_ms)
     # Batch 1: requests 0-2, the third arrives at 3 < 1 + 4 -> dispatch 3, 3 requests,
     # service 10 * (0.5 + 0.5 * 3) = 20 -> done 23.
     # Batch 2: request 3 waits for the server (free at 23), its window ended at 8, and requests
