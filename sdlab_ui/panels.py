@@ -239,11 +239,11 @@ def headline(result: Assessment, *, header: bool = False) -> None:
     utilization = f"{result.slot_utilization:.0%}" if result.is_stable else "100%"
     cost = workload_cost(result.workload)
     metrics = (
-        _metric_html("p50", _metric_ms(p50)),
-        _metric_html("p95", _metric_ms(p95)),
+        _metric_html("p50", metric_ms(p50)),
+        _metric_html("p95", metric_ms(p95)),
         _metric_html(
             p99_label(result),
-            _metric_ms(p99),
+            metric_ms(p99),
             delta=margin,
             good=result.is_stable and p99 <= target,
         ),
@@ -381,7 +381,7 @@ def lab_header() -> None:
     st.markdown(_HEADER, unsafe_allow_html=True)
 
 
-def _metric_ms(value_ms: float | None) -> str:
+def metric_ms(value_ms: float | None) -> str:
     """A metric's value: ∞ alone where unstable (the banner above says so in words)."""
     return "∞" if value_ms is not None and not math.isfinite(value_ms) else ms_text(value_ms)
 

@@ -159,7 +159,7 @@ def markdown_report(view: LabView, *, link_query: str) -> str:
         "",
         f"## {SECTIONS[2]}",
         "",
-        f"- p99{' (simulated)' if simulated else ''}: **{_p99_text(result, p99)}** "
+        f"- p99{' (simulated)' if simulated else ''}: **{p99_text(result, p99)}** "
         f"against a target of {ms_text(target)} ({_verdict(result, p99)})",
         f"- Capacity {rate_text(result.capacity_rps)}, utilization {_share(result.utilization)}, "
         f"replicas needed for the target: {_needed(result)}",
@@ -275,7 +275,7 @@ def _headline(view: LabView) -> tuple[float, bool]:
     return view.result.p99_ms, view.result.is_simulated
 
 
-def _p99_text(result: Assessment, p99: float) -> str:
+def p99_text(result: Assessment, p99: float) -> str:
     return "∞ (over capacity)" if not result.is_stable or not math.isfinite(p99) else ms_text(p99)
 
 
@@ -317,7 +317,7 @@ def _accuracy_html(view: LabView) -> str:
     css = "ok" if result.is_stable and p99 <= result.workload.p99_target_ms else "bad"
     headline = (
         f'<p>p99{" (simulated)" if simulated else ""}: <strong class="{css}">'
-        f"{_e(_p99_text(result, p99))}</strong> against a target of "
+        f"{_e(p99_text(result, p99))}</strong> against a target of "
         f"{_e(ms_text(result.workload.p99_target_ms))}: {_e(_verdict(result, p99))}. "
         f"Capacity {_e(rate_text(result.capacity_rps))}, utilization "
         f"{_e(_share(result.utilization))}, replicas needed for the target: "

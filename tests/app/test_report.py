@@ -64,4 +64,4 @@ def test_the_markdown_summary_has_the_same_sections_and_the_p99(view):
     charts = {"p99 heatmap"}  # a chart only: the Markdown says the HTML report has it
     assert headings == tuple(s for s in report.SECTIONS if s not in charts), headings
     p99, _ = report._headline(view)
-    assert f"**{report._p99_text(view.result, p99)}**" in text, "the headline p99 is missing"
+    assert f"**{report.p99_text(view.result, p99)}**" in text, "the headline p99 is missing"
