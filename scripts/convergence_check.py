@@ -78,7 +78,7 @@ def workloads(fleet_seed: int) -> list[tuple[str, Workload]]:
 
 
 def todays_lab(workload: Workload) -> float:
-    """Today's Lab simulation of one design: what ``sdlab_ui.simulation.simulate_summary`` runs."""
+    """Today's Lab simulation of one design: what the Lab ran before ``simulate_converged``."""
     result = simulate(workload, n_requests=200_000, seed=0, replications=5)
     np.sort(result.latencies_ms)
     return result.p99_ms

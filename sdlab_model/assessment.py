@@ -37,7 +37,8 @@ from sdlab_model.latency import Accuracy, LatencyResult
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.queues import queueing
 from sdlab_model.residency.inputs import ResidencyInputs
-from sdlab_model.simulation.summary import SimSummary, simulate_summary, simulation_key
+from sdlab_model.simulation.converged import ConvergedSim
+from sdlab_model.simulation.summary import simulate_design, simulation_key
 from sdlab_model.workload import Workload
 
 ModelName = Literal["queueing", "teaching"]
@@ -91,7 +92,7 @@ class Assessment:
     packing: PackingNumbers | None = None
     modelled: LatencyResult | None = None
     """The chosen model's own latency, before any simulation replaced it (the accuracy table)."""
-    simulation: SimSummary | None = None
+    simulation: ConvergedSim | None = None
     """The simulation the percentiles come from, where they are simulated."""
     slot_utilization: float = math.nan
     """Busy share of the slots at the batch sizes that form (measured where simulated);
@@ -249,7 +250,7 @@ def judge(
     """The one judgement of a design: the numbers and marks every page shows.
 
     Where the queueing model is ``approximate`` the design is simulated
-    (``simulation.summary.simulate_summary``) and the design rules read the simulated
+    (``simulation.summary.simulate_design``) and the design rules read the simulated
     percentiles, measured slot utilization and batch size; the replicas needed are the fewest
     that meet the target by this same judgement (``judged_min_replicas``). Elsewhere it is
     ``evaluate``'s assessment. The teaching model is never simulated: it reproduces the seed page.
@@ -269,17 +270,17 @@ def judge(
     )
 
 
-def design_simulation(workload: Workload) -> SimSummary:
+def design_simulation(workload: Workload) -> ConvergedSim:
     """The simulation ``judge`` reads for ``workload`` (one per design, whatever its target)."""
     return _simulation(simulation_key(workload))
 
 
 @lru_cache(maxsize=64)
-def _simulation(key: Workload) -> SimSummary:
-    return simulate_summary(key)
+def _simulation(key: Workload) -> ConvergedSim:
+    return simulate_design(key)
 
 
-def _simulated_latency(modelled: LatencyResult, sim: SimSummary) -> LatencyResult:
+def _simulated_latency(modelled: LatencyResult, sim: ConvergedSim) -> LatencyResult:
     """The model's result with the simulation's percentiles and batch size; the breakdown keeps
     the model's compute and its formation wait (at most the window), the rest of the simulated
     p99 is queueing."""
@@ -386,7 +387,7 @@ def _assessment(
     residency: ResidencyInputs | None,
     result: LatencyResult,
     replicas_now: int | None,
-    simulation: SimSummary | None,
+    simulation: ConvergedSim | None,
 ) -> Assessment:
     alternatives = None
     if model == "queueing":
@@ -434,14 +435,14 @@ def _assessment(
 
 
 def _slot_utilization(
-    workload: Workload, result: LatencyResult, simulation: SimSummary | None
+    workload: Workload, result: LatencyResult, simulation: ConvergedSim | None
 ) -> float:
     """Measured where simulated; else each request's share of its batch's service at the mean
     batch size that forms, times the rate, over the slots (the load itself without batching)."""
     if not result.is_stable:
         return 1.0
-    if simulation is not None and math.isfinite(simulation.utilization):
-        return min(simulation.utilization, 1.0)
+    if simulation is not None and math.isfinite(simulation.slot_utilization):
+        return min(simulation.slot_utilization, 1.0)
     size = max(1.0, result.mean_batch_size)
     per_request_ms = float(workload.batch_service_ms(size)) / size
     return min(1.0, workload.rate_rps * per_request_ms / (1000.0 * workload.servers))

@@ -37,7 +37,8 @@ from sdlab_model.assessment import (
 )
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
-from sdlab_model.simulation.summary import SimSummary, simulation_key
+from sdlab_model.simulation.converged import ConvergedSim
+from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, figures, grids, report, runs
 
@@ -203,14 +204,14 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
     )
 
 
-def simulation(workload: Workload) -> SimSummary:
+def simulation(workload: Workload) -> ConvergedSim:
     """The Lab page's simulation of ``workload`` (a compact summary: a few tens of KB), shared by
     every workload that differs only in what a simulation ignores (the p99 target)."""
     return _simulation(simulation_key(workload))
 
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Simulating this design…")
-def _simulation(key: Workload) -> SimSummary:
+def _simulation(key: Workload) -> ConvergedSim:
     with budget.slot(budget.WORK):
         return design_simulation(key)
 
@@ -228,7 +229,7 @@ class LabView:
     breakdown_svg: str
     """The breakdown chart the Lab shows (``figures.latency_breakdown_svg`` of the rows)."""
 
-    def simulated(self) -> SimSummary:
+    def simulated(self) -> ConvergedSim:
         """The simulation of this workload: the judgement's own where it is simulated, else run
         now (the accuracy check, a report: it is most of a fresh rerun's cost)."""
         own = self.queueing.simulation

@@ -27,7 +27,7 @@ import plotly.io as pio
 from sdlab_model.architecture import path_text
 from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_INPUTS, NUMERIC_INPUTS, TOGGLE_INPUTS
-from sdlab_model.simulation.summary import SimSummary
+from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.sources import (
     FORMULAS,
     ORIGINAL_LAB,
@@ -296,7 +296,7 @@ def _needed(result: Assessment) -> str:
 
 
 def _accuracy_rows(view: LabView) -> list[tuple[str, str, str, str]]:
-    sim: SimSummary = view.simulated()  # run now if the page did not need it
+    sim: ConvergedSim = view.simulated()  # run now if the page did not need it
     rows = [
         (
             f"{r.model.capitalize()} model",

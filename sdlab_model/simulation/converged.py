@@ -118,6 +118,23 @@ class ConvergedSim:
     seed: int
     note: str
 
+    def error_text(self, model_p99_ms: float) -> str:
+        """A model's p99 against this simulation's, e.g. '+4.1% vs simulation'."""
+        if not math.isfinite(model_p99_ms):
+            return "unstable where the simulation is not"
+        return f"{100.0 * (model_p99_ms - self.p99_ms) / self.p99_ms:+.1f}% vs simulation"
+
+    def interval_text(self) -> str | None:
+        """'95% interval 30.1–31.9 ms', 'p99 at least 117 ms (not converged)', or None."""
+        low, high = self.p99_ci_ms
+        if not math.isfinite(low):
+            return None
+        if not math.isfinite(high):
+            return f"p99 at least {low:.3g} ms (not converged)"
+        if high <= low:
+            return None
+        return f"95% interval {low:.3g}–{high:.3g} ms"
+
     @property
     def p99_rel_half_width(self) -> float:
         """The interval's half-width over the p99 (``inf`` when there is none)."""

@@ -129,7 +129,9 @@ def _assert_comparison_says(app, judged: Assessment, case: str) -> None:
         )
 
 
-def _assert_report_says(workload: Workload, model: str, judged: Assessment, case: str) -> None:
+def _assert_report_says(
+    workload: Workload, model: str, judged: Assessment, case: str, *, html: bool
+) -> None:
     view = cache._lab_view(workload, model, ResidencyInputs())
     assert view.result == judged, f"{case}: the Lab's view holds another assessment"
     text = report.markdown_report(view, link_query="")
@@ -141,21 +143,28 @@ def _assert_report_says(workload: Workload, model: str, judged: Assessment, case
     assert f"replicas needed for the target: {'none up to 500' if needed is None else needed}" in (
         text
     ), f"{case}: the report's replicas needed is not the judgement's"
+    if html:  # the HTML report inlines plotly.js: checked on the cards only
+        page = report.html_report(view, heatmap=None, dot="", svg=None, link_query="")
+        css = "ok" if judged.meets_target else "bad"
+        shown = report.p99_text(judged, judged.p99_ms)
+        assert f'<p>p99{simulated}: <strong class="{css}">{shown}</strong>' in page, (
+            f"{case}: the HTML report's p99 or its mark is not the judgement's"
+        )
 
 
-def _check(case: str, workload: Workload, model: str) -> None:
+def _check(case: str, workload: Workload, model: str, *, html: bool = False) -> None:
     judged = judge(workload, model, ResidencyInputs())
     app = open_app(_query(workload, model))
     assert_no_exception(app)
     _assert_lab_says(app, judged, case)
     _assert_comparison_says(app, judged, case)
-    _assert_report_says(workload, model, judged, case)
+    _assert_report_says(workload, model, judged, case, html=html)
 
 
 @pytest.mark.parametrize(("case", "workload"), _cards(), ids=[c for c, _ in _cards()])
 @pytest.mark.parametrize("model", ["queueing", "teaching"])
 def test_the_cards_read_the_same_everywhere(case, workload, model):
-    _check(case, workload, model)
+    _check(case, workload, model, html=True)
 
 
 CHUNK = 10
@@ -174,7 +183,7 @@ def test_random_workloads_read_the_same_everywhere(model, first):
 _MODEL_MODULES = ("sdlab_model", "sdlab_model.assessment")
 _COMPUTES_A_DESIGN = {"evaluate", "latency", "min_replicas_for_target"}
 _JUDGEMENT = {"judge", "design_simulation", "judged_p99_ms", "judged_min_replicas"}
-_SIMULATES_A_DESIGN = {"simulate", "simulate_summary"}
+_SIMULATES_A_DESIGN = {"simulate", "simulate_converged", "simulate_design"}
 _MODEL_INTERNALS = {"sdlab_model.queues.queueing", "sdlab_model.queues.fleet"}
 
 
