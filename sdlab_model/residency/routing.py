@@ -29,7 +29,8 @@ module is that placement, in steady state:
    streams), each model's holder stream being its fleet stream thinned at random
    (``1 + (c_j^2 - 1) / n_j``) or taken in turn (``c_j^2 / n_j``). The fleet's p99 is the ``t``
    at which the replicas' tails, weighted by their traffic, add up to 1%
-   (``P(T > t) = sum_r w_r P(T_r > t)``), each tail log-linear between its p95, p99 and p99.9.
+   (``P(T > t) = sum_r w_r P(T_r > t)``), each tail log-linear between its p98, p99, p99.5
+   and p99.9.
 
 Steady state: the traffic is stationary, so the holder sets do not change and every request
 finds its model resident (hit ratio 1). A model is loaded only when its holder set grows, which
@@ -50,6 +51,7 @@ Journal 62 (1983).
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
@@ -65,8 +67,13 @@ GROWTH = 1.25
 """Factor by which the largest piece grows when the pieces do not fit in memory."""
 MAX_GROWTH_STEPS = 60
 """Packings tried before giving up (``GROWTH ** 60`` is far past one piece per model)."""
-TAIL_LEVELS = (0.5, 0.95, 0.99, 0.999)
-"""Quantiles computed per replica: the p50 shown, and the three the fleet's tail mixes."""
+TAIL_LEVELS = (0.5, 0.98, 0.99, 0.995, 0.999)
+"""Quantiles computed per replica, the knots of its tail (near the p99: the fleet model's
+mixture quantile over a replica's models is steadiest there, while its p95 of a replica with
+one hot and a few cold models can land on either side of its p97)."""
+_P99 = TAIL_LEVELS.index(0.99)
+MIX_TOLERANCE = 0.02
+"""Replicas whose models' rates and squared CVs agree within this share one latency call."""
 _CAPACITY_SLACK = 1e-9
 
 
@@ -140,30 +147,39 @@ def _pack(
     replicas, models = workload.replicas, workload.models_hosted
     piece_rate = rates / counts
     piece_load = slot_load(workload, piece_rate / 1000.0)
-    holds = np.zeros((replicas, models), dtype=np.bool_)
-    load = np.zeros(replicas)
-    memory = np.zeros(replicas)
+    load = [0.0] * replicas
+    memory = [0.0] * replicas
     rate = np.zeros(replicas)
-    # Pieces by slot time, largest first (the model index breaks ties, so runs repeat).
-    for model in np.lexsort((np.arange(models), -piece_load)):
-        for _ in range(counts[model]):
-            allowed = (memory + sizes[model] <= usable) & ~holds[:, model]
-            if not allowed.any():
+    held_by: list[list[int]] = [[] for _ in range(models)]
+    emptiest = [(0.0, replica) for replica in range(replicas)]  # (slot load, replica) heap
+    # Pieces by slot time, largest first (the model index breaks ties, so runs repeat). A
+    # model's pieces take the least-loaded replicas with room, one piece each.
+    for model in np.lexsort((np.arange(models), -piece_load)).tolist():
+        size, skipped = float(sizes[model]), []
+        while len(held_by[model]) < counts[model]:
+            if not emptiest:
                 return None
-            target = int(np.argmin(np.where(allowed, load, np.inf)))
-            holds[target, model] = True
-            load[target] += piece_load[model]
-            memory[target] += sizes[model]
-            rate[target] += piece_rate[model]
-    holder_replicas = np.concatenate([np.flatnonzero(holds[:, j]) for j in range(models)])
+            entry = heapq.heappop(emptiest)
+            if memory[entry[1]] + size <= usable:
+                held_by[model].append(entry[1])
+            else:
+                skipped.append(entry)
+        for replica in held_by[model]:
+            load[replica] += float(piece_load[model])
+            memory[replica] += size
+            rate[replica] += piece_rate[model]
+            heapq.heappush(emptiest, (load[replica], replica))
+        for entry in skipped:
+            heapq.heappush(emptiest, entry)
+    holder_replicas = np.concatenate([np.sort(held) for held in held_by])
     return ModelRouting(
         feasible=True,
         holders_per_model=counts,
         holder_replicas=holder_replicas.astype(np.int64),
         holder_start=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
         replica_rate_rps=rate,
-        replica_slot_load=load,
-        replica_memory_gb=memory,
+        replica_slot_load=np.array(load),
+        replica_memory_gb=np.array(memory),
         note="",
     )
 
@@ -277,8 +293,8 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
     at rate ``X = sum x_m`` with one class per model (share ``x_m / X``). Its arrival stream's
     squared CV ``a2`` (module docstring, step 4) is handed to the fleet model as a round-robin
     split of a Poisson stream over ``1 / a2`` replicas (whose ``a2`` is exactly that), or, where
-    ``a2 > 1``, as one replica of a stream with that CV. Replicas with the same mix share one
-    call.
+    ``a2 > 1``, as one replica of a stream with that CV. Replicas whose mixes agree within
+    ``MIX_TOLERANCE`` share one call (the first one's mix stands for them all).
     """
     shares = workload.model_shares
     fleet_scv = workload.arrival_cv**2
@@ -294,24 +310,35 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
     bounds = np.searchsorted(
         routing.holder_replicas[by_replica], np.arange(routing.replica_rate_rps.size + 1)
     )
-    mixes: dict[tuple, float] = {}
+    # Replicas whose mixes agree within MIX_TOLERANCE, model by model, share one call.
+    step = math.log1p(MIX_TOLERANCE)
+    rate_bin = np.round(np.log(per_holder) / step).astype(np.int64)
+    scv_bin = np.round(np.log(holder_scv) / step).astype(np.int64)
+    mixes: dict[tuple, list] = {}
     for replica in range(routing.replica_rate_rps.size):
         held = model_of_piece[by_replica[bounds[replica] : bounds[replica + 1]]]
-        pairs = zip(np.round(per_holder[held], 12), np.round(holder_scv[held], 12), strict=True)
-        key = tuple(sorted(pairs))
-        mixes[key] = mixes.get(key, 0.0) + float(per_holder[held].sum())
-    total = sum(mixes.values())
+        if held.size == 0:  # an idle replica: no traffic, no tail
+            continue
+        key = tuple(sorted(zip(rate_bin[held].tolist(), scv_bin[held].tolist(), strict=True)))
+        if workload.effective_max_batch_size == 1:  # one FCFS queue: only the total matters
+            total_rate = float(per_holder[held].sum())
+            mean_scv = float(np.sum(per_holder[held] * holder_scv[held])) / total_rate
+            key = (round(math.log(total_rate) / step), round(math.log(mean_scv) / step))
+        if key in mixes:
+            mixes[key][0] += float(per_holder[held].sum())
+        else:
+            mixes[key] = [float(per_holder[held].sum()), held]
+    total = sum(weight for weight, _ in mixes.values())
     levels = np.array(TAIL_LEVELS)
     groups = []
-    for key, rate_sum in mixes.items():
-        rates = np.array([rate for rate, _ in key])
-        scvs = np.array([scv for _, scv in key])
+    plain = workload.with_changes(lb_policy="round_robin", arrival_cv=1.0)
+    for rate_sum, members in mixes.values():
+        held = members[np.lexsort((members, -per_holder[members]))]  # one order: hottest first
+        rates, scvs = per_holder[held], holder_scv[held]
         rate = float(rates.sum())
         scv = float(np.sum(rates * scvs) / rate)
         spread = 1.0 / scv if scv <= 1.0 else 1.0
-        shaped = workload.with_changes(
-            lb_policy="round_robin", arrival_cv=1.0 if scv <= 1.0 else math.sqrt(scv)
-        )
+        shaped = plain if scv <= 1.0 else plain.with_changes(arrival_cv=math.sqrt(scv))
         cells = np.full(levels.size, rate * spread)
         replicas = np.full(levels.size, spread)
         if workload.effective_max_batch_size == 1:
@@ -319,14 +346,14 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
         else:
             classes = fleet.ModelClasses(rates / rate, np.ones(rates.size))
             parts = fleet.batched_quantile(shaped, cells, replicas, levels, classes)
-        p99 = float(parts.quantile_ms[2])
+        p99 = float(parts.quantile_ms[_P99])
         groups.append(
             ReplicaTails(
                 weight=rate_sum / total,
                 quantiles_ms=tuple(float(v) for v in parts.quantile_ms),
-                queue_share=float(parts.queue_ms[2]) / p99 if p99 > 0 else 0.0,
-                saturation=float(parts.saturation[2]),
-                pooled_servers=float(parts.pooled_servers[2]),
+                queue_share=float(parts.queue_ms[_P99]) / p99 if p99 > 0 else 0.0,
+                saturation=float(parts.saturation[_P99]),
+                pooled_servers=float(parts.pooled_servers[_P99]),
             )
         )
     return tuple(groups)
@@ -347,8 +374,6 @@ def mixture_quantile(groups: tuple[ReplicaTails, ...], q: float) -> float:
     past the last two, along their line). The mixture's quantile lies between the replicas'
     own, so bisection between them finds it.
     """
-    if q == 0.5 and len(groups) == 1:
-        return groups[0].quantiles_ms[0]
     level = TAIL_LEVELS.index(q)
     times = np.array([g.quantiles_ms for g in groups])
     if not np.all(np.isfinite(times[:, level])):

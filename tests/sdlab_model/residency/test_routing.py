@@ -41,9 +41,10 @@ def test_every_model_is_held_within_each_replicas_memory_and_hot_models_on_more(
     inputs = ResidencyInputs(model_size_gb=size_gb)
     routing = route_models(workload, inputs)
     if not routing.feasible:
-        assert models * size_gb > replicas * inputs.usable_memory_gb * (1 - 1e-9) or (
-            size_gb > inputs.usable_memory_gb
-        ), f"infeasible although every model fits once: {routing.note}"
+        per_replica = math.floor(inputs.usable_memory_gb / size_gb + 1e-9)
+        assert models > replicas * per_replica, (
+            f"infeasible although every model fits once: {routing.note}"
+        )
         return
     counts = routing.holders_per_model
     assert np.all(counts >= 1), f"a model on no replica: {counts}"
@@ -59,6 +60,8 @@ def test_every_model_is_held_within_each_replicas_memory_and_hot_models_on_more(
     assert routing.replica_rate_rps.sum() == pytest.approx(workload.rate_rps, rel=1e-9), (
         "the replicas' rates must add up to the fleet's"
     )
+    result = routed_latency(workload, inputs, routing)
+    assert result.p99_ms > 0 and (math.isfinite(result.p99_ms) == result.is_stable), result
 
 
 def test_card_5_hot_models_get_many_replicas_and_cold_ones_one():
