@@ -382,8 +382,11 @@ def mixture_quantile(groups: tuple[ReplicaTails, ...], q: float) -> float:
     log_tails = np.log1p(-np.array(TAIL_LEVELS))
     target = math.log1p(-q)
 
-    knots = np.maximum.accumulate(times + 1e-9 * np.arange(times.shape[1]), axis=1)
-    slopes = np.diff(log_tails) / np.diff(knots, axis=1)
+    knots = np.maximum.accumulate(times, axis=1)
+    # Strictly increasing knots (equal quantiles are an atom); an infinite one keeps its tail flat.
+    knots = knots * (1.0 + 1e-9 * np.arange(knots.shape[1])) + 1e-9 * np.arange(knots.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.nan_to_num(np.diff(log_tails) / np.diff(knots, axis=1), nan=0.0)
     rows = np.arange(knots.shape[0])
 
     def tail(t: float) -> float:
