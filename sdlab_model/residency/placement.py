@@ -41,7 +41,7 @@ from sdlab_model.params import NUMERIC_BY_NAME, RESIDENCY_BY_NAME
 from sdlab_model.queues.queueing import p99_pairs
 from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.residency.latency import ResidencyLatency, models_that_fit, packed_latency
-from sdlab_model.residency.routing import routed_latency
+from sdlab_model.residency.routing import route_models, routed_latency
 from sdlab_model.workload import Workload
 
 PLACEMENT_IDS: tuple[str, ...] = ("dedicated", "packed_lru", "packed_pinned", "model_aware")
@@ -460,3 +460,39 @@ def replica_usd_per_hour(workload: Workload, inputs: ResidencyInputs) -> float:
     over its GPUs) times the replica's ``gpu_instances_per_replica`` GPUs."""
     hardware = hardware_by_id(inputs.accelerator)
     return hardware.usd_per_hour / hardware.slots * workload.gpu_instances_per_replica
+
+
+def routed_reason(plan: ResidencyPlan) -> str:
+    """Why model-aware routing wins, with its numbers, where it is the recommended placement
+    (else ``""``): what sending every model to every replica costs, and what routing changes."""
+    if plan.recommended != "model_aware":
+        return ""
+    workload, inputs = plan.workload, plan.inputs
+    routed = plan.placement("model_aware")
+    lru = plan.placement("packed_lru")
+    dedicated = plan.placement("dedicated")
+    needed = workload.with_changes(replicas=routed.replicas_to_meet)
+    routing = route_models(needed, inputs)
+    counts = routing.holders_per_model
+    most = int(np.bincount(routing.holder_replicas, minlength=needed.replicas).max())
+    lru_p99 = (
+        "and its loads overrun the slots: unstable (∞)"
+        if not lru.is_stable
+        else f"a p99 of {lru.p99_ms:,.1f} ms"
+    )
+    dedicated_cost = (
+        f"${dedicated.usd_per_hour_to_meet:,.2f}/h ({dedicated.replicas_to_meet:,} replicas)"
+        if dedicated.replicas_to_meet
+        else "dedicated replicas, which cannot meet it"
+    )
+    return (
+        f"Sent to every one of {workload.replicas:,} replicas, all {workload.models_hosted:,} "
+        f"models compete for {plan.models_fit_per_replica} places in each GPU's memory: packed "
+        f"LRU finds the model loaded for {lru.hit_ratio:.1%} of batches, {lru_p99}. Routed by "
+        f"model, the hottest model sits on {int(counts[0]):,} replicas and "
+        f"{int(np.count_nonzero(counts == 1)):,} of {workload.models_hosted:,} models on one "
+        f"each, at most {most} on a replica, all loaded (hit ratio {routed.hit_ratio:.0%}), and "
+        "each replica batches only its own models' traffic. That meets the "
+        f"{workload.p99_target_ms:g} ms target with {routed.replicas_to_meet:,} replicas for "
+        f"${routed.usd_per_hour_to_meet:,.2f}/h, against {dedicated_cost} dedicated."
+    )

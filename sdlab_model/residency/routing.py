@@ -11,15 +11,16 @@ module is that placement, in steady state:
    ``lambda_j``) is held by ``n_j = min(R, ceil(lambda_j / (g rate / R)))`` replicas, the fewest
    for which no holder gets more than ``g`` fair shares of it (``g = 1`` unless memory is short,
    below): hot models on many replicas, cold ones on one.
-2. **Packing.** Each model's ``n_j`` pieces (rate ``lambda_j / n_j`` each) go, largest slot time
-   first, to the replica with the least slot time so far that has memory left for the model and
-   does not hold it yet (longest-processing-time-first). A piece's slot time is its rate times
-   the service time per request of its window-limited batch, ``S(b) / b`` with
-   ``b = min(B, 1 + x W)``, over the replica's slots: cold models batch less, so they cost more
-   slot time per request, and balancing by slot time, not by rate, keeps the replicas evenly
-   busy. If a piece finds no replica with room, ``g`` grows by ``GROWTH`` (fewer, larger pieces)
-   and the packing starts again; with every model on one replica and still no room, the fleet's
-   memory cannot hold the models and the placement is infeasible.
+2. **Packing.** Each model's ``n_j`` pieces (rate ``lambda_j / n_j`` each) go, largest first,
+   to the replica with the least rate so far that has memory left for the model and does not
+   hold it yet (longest-processing-time-first). Balancing by rate: near capacity, where the
+   balance decides whether the busiest replica keeps up, batches fill and a replica's slot time
+   is its rate times a full batch's time per request; at lighter loads cold models batch less
+   and cost more slot time per request, which leaves slot time less even, but the p99 there is
+   mostly the window and the service. If a piece finds no replica with room, ``g`` grows by
+   ``GROWTH`` (fewer, larger pieces) and the packing starts again; with every model on one
+   replica and still no room, the fleet's memory cannot hold the models and the placement is
+   infeasible.
 3. **Routing.** The balancer sends a request only to a holder of its model, by the workload's
    policy among them: a random holder, the holders in turn (round robin per model), or the
    holder with fewer unfinished requests of two random ones (least request).
@@ -60,7 +61,7 @@ import numpy as np
 from sdlab_model.latency import Accuracy
 from sdlab_model.queues import batching, fleet
 from sdlab_model.residency.inputs import ResidencyInputs
-from sdlab_model.residency.latency import ResidencyLatency, window_batch_sizes
+from sdlab_model.residency.latency import ResidencyLatency
 from sdlab_model.workload import Workload
 
 GROWTH = 1.25
@@ -82,9 +83,9 @@ class ModelRouting:
     """Which replicas hold which model, and what each replica then carries.
 
     ``holders``: per model, the replicas holding it (``holder_replicas[holder_start[j]:
-    holder_start[j + 1]]``, ascending). ``replica_rate_rps`` and ``replica_slot_load`` (the
-    slots' busy share at window-limited batches) per replica. ``feasible`` False (with ``note``)
-    when the fleet's memory cannot hold every model once.
+    holder_start[j + 1]]``, ascending). ``replica_rate_rps`` and ``replica_memory_gb`` per
+    replica. ``feasible`` False (with ``note``) when the fleet's memory cannot hold every model
+    once.
     """
 
     feasible: bool
@@ -92,23 +93,12 @@ class ModelRouting:
     holder_replicas: np.ndarray
     holder_start: np.ndarray
     replica_rate_rps: np.ndarray
-    replica_slot_load: np.ndarray
     replica_memory_gb: np.ndarray
     note: str
 
     def holders(self, model: int) -> np.ndarray:
         """The replicas that hold ``model``."""
         return self.holder_replicas[self.holder_start[model] : self.holder_start[model + 1]]
-
-
-def slot_load(workload: Workload, rate_per_ms: np.ndarray) -> np.ndarray:
-    """Busy share of one replica's slots that a model's stream of ``rate_per_ms`` takes.
-
-    ``x S(b) / b / c`` at the window-limited batch ``b`` (``window_batch_sizes``).
-    """
-    batch = window_batch_sizes(workload, rate_per_ms)
-    service = np.asarray(workload.batch_service_ms(batch), dtype=float)
-    return rate_per_ms * service / batch / workload.slots_per_replica
 
 
 def route_models(workload: Workload, inputs: ResidencyInputs) -> ModelRouting:
@@ -146,15 +136,13 @@ def _pack(
     fit anywhere it may go."""
     replicas, models = workload.replicas, workload.models_hosted
     piece_rate = rates / counts
-    piece_load = slot_load(workload, piece_rate / 1000.0)
     load = [0.0] * replicas
     memory = [0.0] * replicas
-    rate = np.zeros(replicas)
     held_by: list[list[int]] = [[] for _ in range(models)]
-    emptiest = [(0.0, replica) for replica in range(replicas)]  # (slot load, replica) heap
-    # Pieces by slot time, largest first (the model index breaks ties, so runs repeat). A
-    # model's pieces take the least-loaded replicas with room, one piece each.
-    for model in np.lexsort((np.arange(models), -piece_load)).tolist():
+    emptiest = [(0.0, replica) for replica in range(replicas)]  # (rate, replica) heap
+    # Pieces by rate, largest first (the model index breaks ties, so runs repeat). A model's
+    # pieces take the least-loaded replicas with room, one piece each.
+    for model in np.lexsort((np.arange(models), -piece_rate)).tolist():
         size, skipped = float(sizes[model]), []
         while len(held_by[model]) < counts[model]:
             if not emptiest:
@@ -165,9 +153,8 @@ def _pack(
             else:
                 skipped.append(entry)
         for replica in held_by[model]:
-            load[replica] += float(piece_load[model])
+            load[replica] += float(piece_rate[model])
             memory[replica] += size
-            rate[replica] += piece_rate[model]
             heapq.heappush(emptiest, (load[replica], replica))
         for entry in skipped:
             heapq.heappush(emptiest, entry)
@@ -177,8 +164,7 @@ def _pack(
         holders_per_model=counts,
         holder_replicas=holder_replicas.astype(np.int64),
         holder_start=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-        replica_rate_rps=rate,
-        replica_slot_load=np.array(load),
+        replica_rate_rps=np.array(load),
         replica_memory_gb=np.array(memory),
         note="",
     )
@@ -191,7 +177,6 @@ def _no_routing(models: int, replicas: int, why: str) -> ModelRouting:
         holder_replicas=np.zeros(0, dtype=np.int64),
         holder_start=np.zeros(models + 1, dtype=np.int64),
         replica_rate_rps=np.zeros(replicas),
-        replica_slot_load=np.zeros(replicas),
         replica_memory_gb=np.zeros(replicas),
         note=f"Model-aware routing is infeasible: {why}.",
     )
@@ -200,10 +185,12 @@ def _no_routing(models: int, replicas: int, why: str) -> ModelRouting:
 @dataclass(frozen=True)
 class ReplicaTails:
     """One group of replicas with the same mix: its traffic weight and latency quantiles (ms) at
-    ``TAIL_LEVELS``, its batch-queue share of the p99 and its saturation (``fleet``'s)."""
+    ``TAIL_LEVELS``, its slots' busy share, its batch-queue share of the p99 and its saturation
+    (``fleet``'s)."""
 
     weight: float
     quantiles_ms: tuple[float, ...]
+    utilization: float
     queue_share: float
     saturation: float
     pooled_servers: float
@@ -253,16 +240,16 @@ def routed_latency(
     groups = replica_tails(workload, routing)
     p99 = mixture_quantile(groups, 0.99)
     accuracy, why = _accuracy(workload, groups)
-    load = routing.replica_slot_load
+    busy = [g.utilization for g in groups]
     note = (
         f"Each request goes to a replica holding its model: the hottest model on {busiest:,} "
         f"replicas, {int(np.count_nonzero(routing.holders_per_model == 1)):,} models on one; "
-        f"replicas {float(load.min()):.0%} to {float(load.max()):.0%} busy at window-limited "
-        "batches. In steady state no request waits for a load." + why
+        f"the replicas' slots are {min(busy):.0%} to {max(busy):.0%} busy. In steady state no "
+        "request waits for a load." + why
     )
     return ResidencyLatency(
         p99_ms=p99,
-        utilization=float(load.max()),
+        utilization=max(busy),
         is_stable=math.isfinite(p99),
         accuracy=accuracy,
         note=note,
@@ -351,6 +338,7 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
             ReplicaTails(
                 weight=rate_sum / total,
                 quantiles_ms=tuple(float(v) for v in parts.quantile_ms),
+                utilization=float(parts.utilization[_P99]),
                 queue_share=float(parts.queue_ms[_P99]) / p99 if p99 > 0 else 0.0,
                 saturation=float(parts.saturation[_P99]),
                 pooled_servers=float(parts.pooled_servers[_P99]),
