@@ -3,6 +3,9 @@
 ``tests/sdlab_model/data/evaluate_golden.json`` was written by ``scripts/evaluate_golden.py`` at
 main's a9e3888 (before the speed-ups of the ``evalfast`` branch). Every float of both models'
 ``Assessment`` must match within 1e-12 relative; texts, flags and counts exactly (by digest).
+
+Re-pinned 2026-12-01: model-aware routing joined the placements (issue 21), so in 14 of the 200
+cases the packing decision, its reason and stage 5 now name it; no other field changed.
 """
 
 from __future__ import annotations
