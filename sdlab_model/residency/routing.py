@@ -1,11 +1,12 @@
 """Model-aware routing: each model on the fewest replicas its traffic needs, requests only to them.
 
-Multi-model servers do not send every model to every replica. KServe ModelMesh routes a request
-to a serving pod that already has its model loaded and loads more copies of a model as its
-usage grows; SageMaker multi-model endpoints route a request to an instance that has already
-served (and so holds) its model; Triton with explicit model control loads and unloads models
-on request, and the router in front of it decides which instances hold which model. This
-module is that placement, in steady state:
+Multi-model servers do not send every model to every replica. KServe ModelMesh is a routing
+layer that acts as a distributed LRU cache of models across serving pods: a request goes to a
+pod that has its model loaded, and copies of a model are loaded or unloaded by how often and how
+much it is used. SageMaker multi-model endpoints load models into an instance's memory on
+demand and scale each model by its traffic. Triton with explicit model control loads and
+unloads models only when asked, so which instances hold which model is up to the router in
+front of it. This module is that placement, in steady state:
 
 1. **Holders.** A replica's fair share of the traffic is ``rate / R``. Model ``j`` (rate
    ``lambda_j``) is held by ``n_j = min(R, ceil(lambda_j / (g rate / R)))`` replicas, the fewest
@@ -42,9 +43,11 @@ per-replica approximations (least request as random with batching, as round robi
 replica's merged stream taken as a renewal stream of the mean squared CV. ``scripts/
 residency_check.py`` measures the p99 against the simulator (``simulate_routed``).
 
-Sources: KServe ModelMesh documentation (model placement and routing across serving pods);
-Amazon SageMaker, "Host multiple models in one container behind one endpoint" (routing of
-multi-model endpoints); Triton Inference Server, model management (explicit model control);
+Sources: KServe ModelMesh, README and design charts (https://github.com/kserve/modelmesh);
+Amazon SageMaker, "Multi-model endpoints"
+(https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html); Triton Inference
+Server, "Model Management", model control mode EXPLICIT
+(https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/user_guide/model_management.html);
 Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math. 17 (1969), for
 longest-processing-time-first; Whitt, "The Queueing Network Analyzer", Bell System Technical
 Journal 62 (1983).
