@@ -311,9 +311,10 @@ def routed_replicas_to_meet(workload: Workload, inputs: ResidencyInputs) -> int 
     """Fewest replicas (1 to ``MAX_REPLICAS``) whose model-aware p99 meets the target, else
     ``None``.
 
-    Starts at the fewest replicas that could carry the rate on full batches and grows by a
-    quarter until one meets the target, then bisects back: the placement changes with the count,
-    so each count is placed and judged afresh (the p99 is taken to fall as replicas are added).
+    Starts at the fewest replicas that could carry the rate on full batches and hold every
+    model once, and grows by a quarter until one meets the target, then bisects back: the
+    placement changes with the count, so each count is placed and judged afresh (the p99 is
+    taken to fall as replicas are added).
     """
 
     def meets(count: int) -> bool:
@@ -322,7 +323,9 @@ def routed_replicas_to_meet(workload: Workload, inputs: ResidencyInputs) -> int 
 
     full = workload.effective_max_batch_size
     per_replica_rps = workload.slots_per_replica * full * 1000.0 / workload.batch_service_ms(full)
-    count = min(MAX_REPLICAS, max(1, math.ceil(workload.rate_rps / per_replica_rps)))
+    held_once = float(inputs.sizes_gb(workload.models_hosted).sum()) / inputs.usable_memory_gb
+    fewest = max(workload.rate_rps / per_replica_rps, held_once * (1.0 - 1e-9))
+    count = min(MAX_REPLICAS, max(1, math.ceil(fewest)))
     low = count - 1  # does not meet (or 0)
     while not meets(count):
         if count == MAX_REPLICAS:

@@ -76,6 +76,7 @@ TAIL_LEVELS = (0.5, 0.98, 0.99, 0.995, 0.999)
 mixture quantile over a replica's models is steadiest there, while its p95 of a replica with
 one hot and a few cold models can land on either side of its p97)."""
 _P99 = TAIL_LEVELS.index(0.99)
+SUMMARY = True
 MIX_TOLERANCE = 0.02
 """Replicas whose models' rates and squared CVs agree within this share one latency call."""
 _CAPACITY_SLACK = 1e-9
@@ -118,7 +119,9 @@ def route_models(workload: Workload, inputs: ResidencyInputs) -> ModelRouting:
     growth = 1.0
     for _ in range(MAX_GROWTH_STEPS):
         counts = np.clip(np.ceil(rates / (growth * fair) - 1e-9), 1, replicas).astype(np.int64)
-        packed = _pack(workload, sizes, usable, rates, counts)
+        # Pieces that need more memory than the fleet has cannot be packed: skip the attempt.
+        fits = float(np.sum(counts * sizes)) <= replicas * usable
+        packed = _pack(workload, sizes, usable, rates, counts) if fits else None
         if packed is not None:
             return packed
         if counts.max() == 1:
@@ -143,6 +146,7 @@ def _pack(
     memory = [0.0] * replicas
     held_by: list[list[int]] = [[] for _ in range(models)]
     emptiest = [(0.0, replica) for replica in range(replicas)]  # (rate, replica) heap
+    smallest = float(sizes.min())
     # Pieces by rate, largest first (the model index breaks ties, so runs repeat). A model's
     # pieces take the least-loaded replicas with room, one piece each.
     for model in np.lexsort((np.arange(models), -piece_rate)).tolist():
@@ -159,8 +163,9 @@ def _pack(
             load[replica] += float(piece_rate[model])
             memory[replica] += size
             heapq.heappush(emptiest, (load[replica], replica))
-        for entry in skipped:
-            heapq.heappush(emptiest, entry)
+        for entry in skipped:  # a replica without room for even the smallest model is full
+            if memory[entry[1]] + smallest <= usable:
+                heapq.heappush(emptiest, entry)
     holder_replicas = np.concatenate([np.sort(held) for held in held_by])
     return ModelRouting(
         feasible=True,
@@ -309,11 +314,14 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
         held = model_of_piece[by_replica[bounds[replica] : bounds[replica + 1]]]
         if held.size == 0:  # an idle replica: no traffic, no tail
             continue
-        key = tuple(sorted(zip(rate_bin[held].tolist(), scv_bin[held].tolist(), strict=True)))
-        if workload.effective_max_batch_size == 1:  # one FCFS queue: only the total matters
-            total_rate = float(per_holder[held].sum())
-            mean_scv = float(np.sum(per_holder[held] * holder_scv[held])) / total_rate
-            key = (round(math.log(total_rate) / step), round(math.log(mean_scv) / step))
+        total_rate = float(per_holder[held].sum())
+        mean_scv = float(np.sum(per_holder[held] * holder_scv[held])) / total_rate
+        key = (round(math.log(total_rate) / step), round(math.log(mean_scv) / step))
+        if workload.effective_max_batch_size > 1 and SUMMARY:
+            hottest = float(per_holder[held].max()) / total_rate
+            key += (round(math.log(hottest) / step), held.size)
+        elif workload.effective_max_batch_size > 1:
+            key = tuple(sorted(zip(rate_bin[held].tolist(), scv_bin[held].tolist(), strict=True)))
         if key in mixes:
             mixes[key][0] += float(per_holder[held].sum())
         else:
