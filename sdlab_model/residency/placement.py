@@ -65,7 +65,8 @@ class Placement:
 
     ``replicas``/``usd_per_hour``: as evaluated (packed: the workload's replicas; dedicated: the
     sum over models). ``p99_is_bound``: the p99 is an upper bound (dedicated). ``replicas_to_meet``
-    is ``None`` when no count up to ``MAX_REPLICAS`` meets the target.
+    is ``None`` when no count up to ``MAX_REPLICAS`` meets the target; ``p99_ms_to_meet`` and
+    ``accuracy_to_meet`` are the model's p99 and its accuracy at that count (``nan`` without one).
     """
 
     id: str
@@ -84,6 +85,8 @@ class Placement:
     pinned_models: int
     accuracy: Accuracy
     note: str
+    p99_ms_to_meet: float = math.nan
+    accuracy_to_meet: Accuracy = "approximate"
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ def dedicated_placement(
         pinned_models=0,
         accuracy="validated" if meets else "approximate",
         note=note,
+        p99_ms_to_meet=worst_p99 if meets else math.nan,
+        accuracy_to_meet="validated",
     )
 
 
@@ -309,27 +314,38 @@ def memory_for_target_gb(workload: Workload, inputs: ResidencyInputs) -> float |
 
 def routed_replicas_to_meet(workload: Workload, inputs: ResidencyInputs) -> int | None:
     """Fewest replicas (1 to ``MAX_REPLICAS``) whose model-aware p99 meets the target, else
-    ``None``.
+    ``None`` (``routed_search``)."""
+    return routed_search(workload, inputs)[0]
+
+
+def routed_search(
+    workload: Workload, inputs: ResidencyInputs
+) -> tuple[int | None, ResidencyLatency | None]:
+    """The fewest replicas whose model-aware p99 meets the target, and that p99's result.
 
     Starts at the fewest replicas that could carry the rate on full batches and hold every
     model once, and grows by a quarter until one meets the target, then bisects back: the
     placement changes with the count, so each count is placed and judged afresh (the p99 is
     taken to fall as replicas are added).
     """
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    usable = inputs.usable_memory_gb
+    if sizes.max() > usable:
+        return None, None
+    judged: dict[int, ResidencyLatency] = {}
 
     def meets(count: int) -> bool:
-        result = routed_latency(workload.with_changes(replicas=count), inputs)
-        return result.is_stable and result.p99_ms <= workload.p99_target_ms
+        judged[count] = routed_latency(workload.with_changes(replicas=count), inputs)
+        return judged[count].is_stable and judged[count].p99_ms <= workload.p99_target_ms
 
     full = workload.effective_max_batch_size
     per_replica_rps = workload.slots_per_replica * full * 1000.0 / workload.batch_service_ms(full)
-    held_once = float(inputs.sizes_gb(workload.models_hosted).sum()) / inputs.usable_memory_gb
-    fewest = max(workload.rate_rps / per_replica_rps, held_once * (1.0 - 1e-9))
+    fewest = max(workload.rate_rps / per_replica_rps, float(sizes.sum()) / usable * (1 - 1e-9))
     count = min(MAX_REPLICAS, max(1, math.ceil(fewest)))
     low = count - 1  # does not meet (or 0)
     while not meets(count):
         if count == MAX_REPLICAS:
-            return None
+            return None, None
         low, count = count, min(MAX_REPLICAS, max(count + 1, math.ceil(count * 1.25)))
     high = count
     while high - low > 1:
@@ -338,18 +354,18 @@ def routed_replicas_to_meet(workload: Workload, inputs: ResidencyInputs) -> int 
             high = middle
         else:
             low = middle
-    return high
+    return high, judged[high]
 
 
 def routed_placement(
     workload: Workload, inputs: ResidencyInputs, price: float | None = None
 ) -> Placement:
     """Model-aware routing at the workload's replicas, and the fewest replicas meeting the
-    target (``routed_replicas_to_meet``)."""
+    target (``routed_search``)."""
     price = replica_usd_per_hour(workload, inputs) if price is None else price
     result = routed_latency(workload, inputs)
-    needed = routed_replicas_to_meet(workload, inputs)
-    return _placement_from(workload, result, needed, price, "model_aware")
+    needed, at_need = routed_search(workload, inputs)
+    return _placement_from(workload, result, needed, price, "model_aware", at_need)
 
 
 def _packed_placement(
@@ -357,7 +373,12 @@ def _packed_placement(
 ) -> Placement:
     result: ResidencyLatency = packed_latency(workload, inputs, pinned_models)
     needed = replicas_to_meet(workload, inputs, pinned_models)
-    return _placement_from(workload, result, needed, price, placement_id)
+    at_need = (
+        None
+        if needed is None
+        else packed_latency(workload.with_changes(replicas=needed), inputs, pinned_models)
+    )
+    return _placement_from(workload, result, needed, price, placement_id, at_need)
 
 
 def _placement_from(
@@ -366,6 +387,7 @@ def _placement_from(
     needed: int | None,
     price: float,
     placement_id: str,
+    at_need: ResidencyLatency | None,
 ) -> Placement:
     return Placement(
         id=placement_id,
@@ -384,6 +406,8 @@ def _placement_from(
         pinned_models=result.pinned_models,
         accuracy=result.accuracy,
         note=result.note,
+        p99_ms_to_meet=math.nan if at_need is None else at_need.p99_ms,
+        accuracy_to_meet="approximate" if at_need is None else at_need.accuracy,
     )
 
 

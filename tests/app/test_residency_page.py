@@ -141,6 +141,8 @@ def test_card_5_shows_model_aware_routing_winning_with_its_numbers_and_a_simulat
     label = f"{routed.label} at {routed.replicas_to_meet:,} replicas (recommended)"
     shown = dict(zip(tables[0]["placement"], tables[0]["simulated p99"], strict=True))
     sized = card.with_changes(replicas=routed.replicas_to_meet)
-    assert routed_latency(sized, ResidencyInputs()).accuracy == "approximate", "chosen to check"
+    at_need = routed_latency(sized, ResidencyInputs())
+    assert at_need.accuracy == routed.accuracy_to_meet == "approximate", "chosen to check"
+    assert routed.p99_ms_to_meet == at_need.p99_ms, "the plan's p99 at the count is another"
     expected = simulate_routed(sized, ResidencyInputs(), n_requests=RECOMMENDED_SIM_REQUESTS)
     assert shown.get(label) == ms_text(expected.p99_ms), f"{label}: {shown}"
