@@ -188,7 +188,8 @@ def _dedicated_check(workload, seed: int) -> str:
     result = simulate(fleet, n_requests=CARD_REQUESTS, seed=seed, replications=4)
     low, high = result.p99_ci_ms
     return (
-        f"model {worst + 1} ({fleet.rate_rps:,.0f} req/s on {fleet.replicas} replicas): "
+        f"model {worst + 1} ({fleet.rate_rps:,.0f} req/s on {fleet.replicas} "
+        f"replica{'s' if fleet.replicas != 1 else ''}): "
         f"{_ms(result.p99_ms)} ({low:,.1f}–{high:,.1f})"
     )
 
