@@ -71,14 +71,13 @@ GROWTH = 1.25
 """Factor by which the largest piece grows when the pieces do not fit in memory."""
 MAX_GROWTH_STEPS = 60
 """Packings tried before giving up (``GROWTH ** 60`` is far past one piece per model)."""
-TAIL_LEVELS = (0.5, 0.98, 0.99, 0.995, 0.999)
+TAIL_LEVELS = (0.98, 0.99, 0.995, 0.999)
 """Quantiles computed per replica, the knots of its tail (near the p99: the fleet model's
 mixture quantile over a replica's models is steadiest there, while its p95 of a replica with
 one hot and a few cold models can land on either side of its p97)."""
 _P99 = TAIL_LEVELS.index(0.99)
-SUMMARY = True
-MIX_TOLERANCE = 0.02
-"""Replicas whose models' rates and squared CVs agree within this share one latency call."""
+MIX_TOLERANCE = 0.05
+"""Replicas whose rates, squared CVs and hottest shares agree within this share one call."""
 _CAPACITY_SLACK = 1e-9
 
 
@@ -288,8 +287,9 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
     at rate ``X = sum x_m`` with one class per model (share ``x_m / X``). Its arrival stream's
     squared CV ``a2`` (module docstring, step 4) is handed to the fleet model as a round-robin
     split of a Poisson stream over ``1 / a2`` replicas (whose ``a2`` is exactly that), or, where
-    ``a2 > 1``, as one replica of a stream with that CV. Replicas whose mixes agree within
-    ``MIX_TOLERANCE`` share one call (the first one's mix stands for them all).
+    ``a2 > 1``, as one replica of a stream with that CV. Replicas with as many models whose
+    total rate, mean ``a2`` and hottest model's share agree within ``MIX_TOLERANCE`` share one
+    call (the first one's mix stands for them all).
     """
     shares = workload.model_shares
     fleet_scv = workload.arrival_cv**2
@@ -304,28 +304,26 @@ def replica_tails(workload: Workload, routing: ModelRouting) -> tuple[ReplicaTai
     by_replica = np.argsort(routing.holder_replicas, kind="stable")
     bounds = np.searchsorted(
         routing.holder_replicas[by_replica], np.arange(routing.replica_rate_rps.size + 1)
-    )
-    # Replicas whose mixes agree within MIX_TOLERANCE, model by model, share one call.
+    ).tolist()
+    pieces = model_of_piece[by_replica].tolist()
+    rate_of, scv_of = per_holder.tolist(), holder_scv.tolist()
     step = math.log1p(MIX_TOLERANCE)
-    rate_bin = np.round(np.log(per_holder) / step).astype(np.int64)
-    scv_bin = np.round(np.log(holder_scv) / step).astype(np.int64)
+    batched = workload.effective_max_batch_size > 1
     mixes: dict[tuple, list] = {}
     for replica in range(routing.replica_rate_rps.size):
-        held = model_of_piece[by_replica[bounds[replica] : bounds[replica + 1]]]
-        if held.size == 0:  # an idle replica: no traffic, no tail
+        held = pieces[bounds[replica] : bounds[replica + 1]]
+        if not held:  # an idle replica: no traffic, no tail
             continue
-        total_rate = float(per_holder[held].sum())
-        mean_scv = float(np.sum(per_holder[held] * holder_scv[held])) / total_rate
-        key = (round(math.log(total_rate) / step), round(math.log(mean_scv) / step))
-        if workload.effective_max_batch_size > 1 and SUMMARY:
-            hottest = float(per_holder[held].max()) / total_rate
-            key += (round(math.log(hottest) / step), held.size)
-        elif workload.effective_max_batch_size > 1:
-            key = tuple(sorted(zip(rate_bin[held].tolist(), scv_bin[held].tolist(), strict=True)))
+        total_rate = sum(rate_of[m] for m in held)
+        mean_scv = sum(rate_of[m] * scv_of[m] for m in held) / total_rate
+        key: tuple = (round(math.log(total_rate) / step), round(math.log(mean_scv) / step))
+        if batched:  # one batcher per model: the mix matters too
+            hottest = max(rate_of[m] for m in held) / total_rate
+            key += (round(math.log(hottest) / step), len(held))
         if key in mixes:
-            mixes[key][0] += float(per_holder[held].sum())
+            mixes[key][0] += total_rate
         else:
-            mixes[key] = [float(per_holder[held].sum()), held]
+            mixes[key] = [total_rate, np.array(held)]
     total = sum(weight for weight, _ in mixes.values())
     levels = np.array(TAIL_LEVELS)
     groups = []
@@ -369,9 +367,9 @@ def _holder_policy(workload: Workload) -> str:
 def mixture_quantile(groups: tuple[ReplicaTails, ...], q: float) -> float:
     """The ``q`` quantile of the fleet: ``t`` with ``sum_r w_r P(T_r > t) = 1 - q``.
 
-    Each replica's tail is log-linear in ``t`` between its quantiles at ``TAIL_LEVELS`` (and
-    past the last two, along their line). The mixture's quantile lies between the replicas'
-    own, so bisection between them finds it.
+    Each replica's tail is log-linear in ``t`` between its quantiles at ``TAIL_LEVELS``, and
+    along its first and last segments' lines beyond them (at most 1). The mixture's quantile
+    lies between the replicas' own, so bisection between them finds it.
     """
     level = TAIL_LEVELS.index(q)
     times = np.array([g.quantiles_ms for g in groups])
@@ -389,10 +387,9 @@ def mixture_quantile(groups: tuple[ReplicaTails, ...], q: float) -> float:
     rows = np.arange(knots.shape[0])
 
     def tail(t: float) -> float:
-        # Each replica's segment holding t (the last one extended past its end), in one go.
+        # Each replica's segment holding t (the first and last extended past their ends).
         segment = np.clip(np.sum(knots <= t, axis=1) - 1, 0, slopes.shape[1] - 1)
         value = log_tails[segment] + slopes[rows, segment] * (t - knots[rows, segment])
-        value = np.where(t <= knots[:, 0], 0.0, value)
         return float(np.sum(weights * np.exp(np.minimum(value, 0.0))))
 
     low, high = float(times[:, level].min()), float(times[:, level].max())
