@@ -126,12 +126,17 @@ def route_models(workload: Workload, inputs: ResidencyInputs) -> ModelRouting:
         if counts.max() == 1:
             break
         growth *= GROWTH
-    return _no_routing(
-        models,
-        replicas,
-        f"{replicas:,} replicas of {inputs.usable_memory_gb:g} GB cannot hold the "
-        f"{models:,} models ({float(sizes.sum()):,.3g} GB) once each",
+    total_gb = float(sizes.sum())
+    fleet_text = (
+        f"{replicas:,} replica{'s' if replicas != 1 else ''} of {inputs.usable_memory_gb:g} GB"
     )
+    why = (
+        f"{fleet_text} cannot hold the {models:,} models ({total_gb:,.3g} GB) once each"
+        if total_gb > replicas * usable
+        else f"the {models:,} models' sizes ({total_gb:,.3g} GB) leave no packing of each once "
+        f"on {fleet_text}"
+    )
+    return _no_routing(models, replicas, why)
 
 
 def _pack(
