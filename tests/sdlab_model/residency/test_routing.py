@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from sdlab_model.simulation.simulator import HolderRouting
 from sdlab_model.workload import Workload
 
 CARD5 = SCENARIO_BY_ID["multi-model-scale"].workload()
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @settings(max_examples=40, deadline=None)
@@ -195,4 +200,48 @@ def test_plan_residency_lists_model_aware_routing_and_card_5_picks_it():
     fewer = CARD5.with_changes(replicas=routed.replicas_to_meet - 1)
     assert routed_latency(fewer, ResidencyInputs()).p99_ms > CARD5.p99_target_ms, (
         "one replica fewer must miss the target, or the count is not the fewest"
+    )
+
+
+_ROUTED_FINGERPRINT = """
+import hashlib, sys
+import numpy as np
+from sdlab_model.residency import ResidencyInputs
+from sdlab_model.residency.routing import route_models
+from sdlab_model.residency.simulated import cache_settings
+from sdlab_model.scenarios import SCENARIO_BY_ID
+from sdlab_model.simulation import simulator
+card = SCENARIO_BY_ID["multi-model-scale"].workload()
+digests = []
+for policy in ("round_robin", "random", "least_request"):
+    workload = card.with_changes(rate_rps=20_000.0, replicas=16, lb_policy=policy)
+    routing = route_models(workload, ResidencyInputs())
+    holders = simulator.HolderRouting(routing.holder_replicas, routing.holder_start)
+    cache = cache_settings(workload, ResidencyInputs())
+    trace = simulator._simulate_trace(
+        workload, 3_000, np.random.SeedSequence(8), "deterministic", cache, holders
+    )
+    digests.append(hashlib.sha256(trace.completion_ms.tobytes()).hexdigest())
+print(" ".join(digests))
+"""
+
+
+def test_routed_runs_are_identical_to_the_bit_with_the_jit_disabled():
+    # The fleet kernel and its routing helpers as plain Python (NUMBA_DISABLE_JIT=1) against
+    # the compiled ones, as the simulator's other kernels are checked.
+    def digests(extra_env: dict[str, str]) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _ROUTED_FINGERPRINT],
+            cwd=ROOT,
+            env={**os.environ, **extra_env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, f"fingerprint script failed:\n{done.stderr}"
+        return done.stdout.strip().splitlines()[-1]
+
+    assert digests({"NUMBA_DISABLE_JIT": "1"}) == digests({}), (
+        "routed completions differ between the compiled and the interpreted kernel"
     )
