@@ -244,15 +244,17 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "idle share hardware instead of each holding its own. The tight target limits how long "
         "each model's batcher may wait and demands headroom in utilization, so the queue stays "
         "short: here {replicas} replicas give a p99 of {p99} against {target}.",
-        "At scale, share hardware across models and let the p99 set the window and the headroom.",
+        "At scale, share hardware across models, send each request to a replica that holds its "
+        "model, and let the p99 set the window and the headroom.",
         routed_answer=(
             "Share the GPUs, but route by model. Sent to every one of {replicas} replicas, each "
             "model's traffic splits so many ways that its batches stay small and the p99 is "
             "{p99} against {target}; and with every model everywhere, a GPU's memory cannot "
             "keep them all loaded. A model-aware router places each model on the fewest "
             "replicas its traffic needs, hot ones on many and cold ones on one, and sends each "
-            "request only to a replica that holds its model: nothing waits for a load and "
-            "batches fill. {placement} meets the target with {placement_replicas} replicas for "
+            "request only to a replica that holds its model: nothing waits for a load, and a "
+            "model's batches collect its traffic on a few replicas instead of all of them. "
+            "{placement} meets the target with {placement_replicas} replicas for "
             "{placement_cost}, against {dedicated_cost} for dedicated replicas per model."
         ),
     ),
