@@ -127,7 +127,8 @@ class PackingNumbers:
     """What the residency model (``sdlab_model.residency``) says about packing this workload.
 
     ``recommended``: the cheapest placement meeting the target (``dedicated``, ``packed_lru``,
-    ``packed_pinned``) or ``None``; the packed figures are the LRU placement's at the workload.
+    ``packed_pinned``, ``model_aware``) or ``None``; the packed figures are the LRU placement's
+    at the workload.
     """
 
     recommended: str | None
@@ -224,6 +225,16 @@ DEDICATED_STAGE_5 = Stage(
     "Many models, each on replicas of its own: here packing them onto shared GPUs costs more "
     "than it saves (see the packing decision). The gateway routes by model and splits canary "
     "traffic, and the registry says which version each name serves.",
+    STAGES[5].path,
+)
+
+# Stage 5 where model-aware routing is the cheapest placement that meets the target.
+ROUTED_STAGE_5 = Stage(
+    5,
+    "Multi-model fleet routed by model + canary rollout",
+    "Many models share a GPU fleet, each on the replicas its traffic needs: the gateway sends "
+    "each request to a replica that holds its model and splits canary traffic, and the registry "
+    "says which version each name serves.",
     STAGES[5].path,
 )
 
@@ -712,6 +723,8 @@ def assess(
     packing = alternatives.packing if alternatives is not None else None
     if stage.number == 5 and packing is not None and packing.recommended == "dedicated":
         stage = DEDICATED_STAGE_5
+    elif stage.number == 5 and packing is not None and packing.recommended == "model_aware":
+        stage = ROUTED_STAGE_5
     return Design(
         needs=needs,
         stage=stage,
@@ -905,6 +918,8 @@ def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reas
             f"({_replicas_text(packing.recommended_replicas)}), against "
             f"{_dedicated_cost_text(packing.dedicated_usd_per_hour)}; {fit}."
         )
+        if packing.recommended == "model_aware":
+            text += f" Sending every model to every replica instead, {packed}."
     if math.isfinite(packing.usd_per_replica_hour):
         text += (
             f" Priced at ${packing.usd_per_replica_hour:,.2f} a replica-hour, the hardware "

@@ -60,17 +60,25 @@ class WalkthroughStep:
     question: str
     answer: str
     takeaway: str
+    routed_answer: str = ""
 
     def render(self, numbers: dict[str, str]) -> tuple[str, str]:
-        """The question and answer with this card's numbers filled in."""
-        return self.question.format(**numbers), self.answer.format(**numbers)
+        """The question and answer with this card's numbers filled in.
+
+        ``routed_answer`` replaces ``answer`` where the result's placements make model-aware
+        routing the cheapest that meets the target (``numbers`` then has ``placement``).
+        """
+        answer = self.routed_answer if self.routed_answer and "placement" in numbers else None
+        return self.question.format(**numbers), (answer or self.answer).format(**numbers)
 
 
 def walkthrough_numbers(workload: Workload, result) -> dict[str, str]:
     """The numbers the walkthrough quotes, formatted as the page formats them.
 
     ``result`` is the card's ``Assessment`` (or any object with ``p99_ms``, ``capacity_rps``,
-    ``utilization`` and ``mean_batch_size``) under the chosen model.
+    ``utilization`` and ``mean_batch_size``) under the chosen model. Where its packing numbers
+    (``result.packing``) recommend model-aware routing, the numbers add that placement's
+    replicas and cost and the dedicated cost beside it.
     """
 
     def ms(value: float) -> str:
@@ -89,6 +97,19 @@ def walkthrough_numbers(workload: Workload, result) -> dict[str, str]:
         "utilization": f"{result.utilization:.0%}",
         "p99": ms(result.p99_ms),
         "batch": f"{result.mean_batch_size:.1f}",
+        **_placement_numbers(getattr(result, "packing", None)),
+    }
+
+
+def _placement_numbers(packing) -> dict[str, str]:
+    """The routed placement's replicas and cost, formatted as Models and memory shows them."""
+    if packing is None or packing.recommended != "model_aware":
+        return {}
+    return {
+        "placement": packing.recommended_label,
+        "placement_replicas": f"{packing.recommended_replicas:,}",
+        "placement_cost": f"${packing.recommended_usd_per_hour:,.2f}/h",
+        "dedicated_cost": f"${packing.dedicated_usd_per_hour:,.2f}/h",
     }
 
 
@@ -153,7 +174,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         5,
         "multi-model-scale",
         "Multi-model at scale",
-        "120 models at 300k req/s under a 70 ms p99: pack models onto shared GPUs.",
+        "120 models at 300k req/s under a 70 ms p99: share GPUs, route each request by model.",
         rate_rps=300_000,
         model_latency_ms=40,
         batch_window_ms=8,
@@ -223,6 +244,18 @@ WALKTHROUGH: tuple[WalkthroughStep, ...] = (
         "idle share hardware instead of each holding its own. The tight target limits how long "
         "each model's batcher may wait and demands headroom in utilization, so the queue stays "
         "short: here {replicas} replicas give a p99 of {p99} against {target}.",
-        "At scale, share hardware across models and let the p99 set the window and the headroom.",
+        "At scale, share hardware across models, send each request to a replica that holds its "
+        "model, and let the p99 set the window and the headroom.",
+        routed_answer=(
+            "Share the GPUs, but route by model. Sent to every one of {replicas} replicas, each "
+            "model's traffic splits so many ways that its batches stay small and the p99 is "
+            "{p99} against {target}; and with every model everywhere, a GPU's memory cannot "
+            "keep them all loaded. A model-aware router places each model on the fewest "
+            "replicas its traffic needs, hot ones on many and cold ones on one, and sends each "
+            "request only to a replica that holds its model: nothing waits for a load, and a "
+            "model's batches collect its traffic on a few replicas instead of all of them. "
+            "{placement} meets the target with {placement_replicas} replicas for "
+            "{placement_cost}, against {dedicated_cost} for dedicated replicas per model."
+        ),
     ),
 )

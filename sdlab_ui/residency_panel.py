@@ -16,8 +16,14 @@ from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
 from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.residency.inputs import parse_sizes
 from sdlab_model.residency.latency import LOAD_TIME_SHARE
-from sdlab_model.residency.placement import ResidencyPlan, plan_residency, replica_usd_per_hour
-from sdlab_model.residency.simulated import simulate_packed
+from sdlab_model.residency.placement import (
+    Placement,
+    ResidencyPlan,
+    plan_residency,
+    replica_usd_per_hour,
+    routed_reason,
+)
+from sdlab_model.residency.simulated import simulate_packed, simulate_routed
 from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
@@ -39,40 +45,69 @@ def cached_plan(workload: Workload, inputs: ResidencyInputs) -> ResidencyPlan:
 
 SIM_REQUESTS = 200_000
 """Requests per simulated placement: four replications, as ``simulate_packed`` runs them."""
+RECOMMENDED_SIM_REQUESTS = 2_000_000
+"""Requests for the recommended routed design at the replicas it needs: sized that close to
+capacity, its busiest replicas reach their steady state only in long runs, and short runs read
+its p99 low."""
 
 
 @st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner=False)
 def simulated_placement(
-    workload: Workload, inputs: ResidencyInputs, pinned_models: int
+    workload: Workload,
+    inputs: ResidencyInputs,
+    pinned_models: int,
+    placement_id: str = "",
+    requests: int = SIM_REQUESTS,
 ) -> ResidencySimResult:
-    """One packed placement simulated (a tenth of a second of work), cached and budgeted."""
+    """One packed or routed placement simulated (a tenth of a second to half a second of work),
+    cached and budgeted."""
     with budget.slot(budget.WORK):
-        return simulate_packed(workload, inputs, pinned_models, n_requests=SIM_REQUESTS)
+        if placement_id == "model_aware":
+            return simulate_routed(workload, inputs, n_requests=requests)
+        return simulate_packed(workload, inputs, pinned_models, n_requests=requests)
 
 
-def simulation_check(plan: ResidencyPlan) -> None:
-    """Where the model calls a stable packed placement approximate, its simulated p99 beside.
+def checked_designs(plan: ResidencyPlan) -> list[tuple[str, Workload, Placement, float, int]]:
+    """(row label, workload, placement, model p99, requests) for each design the page simulates:
+    every stable non-dedicated placement the model calls approximate, at the lab's replicas, and
+    the recommended routed one at the replicas it needs when that is approximate too.
 
     An unstable placement is not simulated: a finite run of a queue that grows without bound
     reports a finite p99 that only says how long the run was.
     """
-    flagged = [
-        p
+    rows = [
+        (p.label, plan.workload, p, p.p99_ms, SIM_REQUESTS)
         for p in plan.placements
         if p.id != "dedicated" and p.accuracy == "approximate" and p.is_stable
     ]
-    if not flagged:
+    chosen = plan.placement(plan.recommended) if plan.recommended else None
+    if (
+        chosen is not None
+        and chosen.id == "model_aware"
+        and chosen.accuracy_to_meet == "approximate"
+        and chosen.replicas_to_meet != plan.workload.replicas
+    ):
+        sized = plan.workload.with_changes(replicas=chosen.replicas_to_meet)
+        label = f"{chosen.label} at {sized.replicas:,} replicas (recommended)"
+        rows.append((label, sized, chosen, chosen.p99_ms_to_meet, RECOMMENDED_SIM_REQUESTS))
+    return rows
+
+
+def simulation_check(plan: ResidencyPlan) -> None:
+    """Where the model calls a stable placement approximate, its simulated p99 beside."""
+    designs = checked_designs(plan)
+    if not designs:
         return
     target = plan.workload.p99_target_ms
     rows = []
     with st.spinner("Simulating the placements the model is unsure of…"):
-        for p in flagged:
-            result = simulated_placement(plan.workload, plan.inputs, p.pinned_models)
+        for label, workload, p, model_p99, requests in designs:
+            result = simulated_placement(workload, plan.inputs, p.pinned_models, p.id, requests)
             low, high = result.p99_ci_ms
             rows.append(
                 {
-                    "placement": p.label,
-                    "model p99": ms_text(p.p99_ms),
+                    "placement": label,
+                    "model p99": ms_text(model_p99),
                     "simulated p99": ms_text(result.p99_ms),
                     "95% interval": f"{ms_text(low)} – {ms_text(high)}",
                     f"meets {ms_text(target)} (simulated)": "yes"
@@ -85,9 +120,11 @@ def simulation_check(plan: ResidencyPlan) -> None:
     st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "simulated")
     st.caption(
         f"These placements are outside the range where the residency model was checked against "
-        f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests in "
+        f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests "
+        f"({RECOMMENDED_SIM_REQUESTS:,} for the recommended routed design, close to capacity) in "
         "four replications (seed 0), each replica's LRU cache of models simulated with loads "
-        "holding the slot that took the batch."
+        "holding the slot that took the batch; routed by model, each request goes only to a "
+        "replica that holds its model."
     )
 
 
@@ -142,7 +179,7 @@ def summary(plan: ResidencyPlan) -> None:
 
 
 def placements_table(plan: ResidencyPlan) -> None:
-    """The three placements side by side, then the plain warnings their numbers call for."""
+    """The placements side by side, then the plain warnings their numbers call for."""
     target = plan.workload.p99_target_ms
     rows = []
     for p in plan.placements:
@@ -190,6 +227,9 @@ def recommendation(plan: ResidencyPlan) -> None:
             f"{money(chosen.usd_per_hour_to_meet)} with {chosen.replicas_to_meet:,} replicas.",
             icon=":material/check_circle:",
         )
+        reason = routed_reason(plan)
+        if reason:
+            st.markdown(reason)
     memory = plan.memory_for_target_gb
     if memory is None:
         line = (
@@ -216,7 +256,10 @@ def recommendation(plan: ResidencyPlan) -> None:
         "model on the slot its batch took; the p99 mixes the requests that wait for a load with "
         "those that queue behind loads (scripts/residency_check.py checks it against the "
         "simulator). Dedicated: each model on its own replicas, the fewest that meet the "
-        "target; its p99 is the worst model's, an upper bound. " + _price_text(plan)
+        "target; its p99 is the worst model's, an upper bound. Model-aware routing: each model "
+        "on the fewest replicas its traffic needs within each GPU's memory, each request only "
+        "to a replica holding its model, as KServe ModelMesh and SageMaker multi-model "
+        "endpoints route; in steady state nothing is loaded. " + _price_text(plan)
     )
 
 

@@ -1,6 +1,7 @@
-"""Where the models live: dedicated replicas, packed with LRU, or packed with the hottest pinned.
+"""Where the models live: dedicated replicas, packed with LRU, packed with the hottest pinned, or
+routed by model.
 
-``plan_residency`` is the entry point: the three placements side by side at the current
+``plan_residency`` is the entry point: the four placements side by side at the current
 workload (p99, cost, hit ratio), the fewest replicas each needs to meet the p99 target and what
 that costs, the recommended one (the cheapest that meets the target), the accelerator memory a
 packed LRU fleet needs for the target, how many models fit on a replica, and the model size from
@@ -15,6 +16,10 @@ which packing costs more than it saves.
 - **Packed, hottest pinned**: the same, with the most popular models pinned (never evicted) and
   the rest sharing what memory is left through LRU; the pinned count is the one (of a few tried)
   with the lowest p99.
+- **Model-aware routing**: each model on the fewest replicas its traffic needs, within each
+  replica's memory, and each request sent only to a replica holding its model
+  (``sdlab_model.residency.routing``): nothing is loaded in steady state, and each replica
+  batches only its few models' traffic.
 
 Cost is replicas times the price of a replica-hour of the accelerator picked from the hardware
 catalog (``replica_usd_per_hour``: the catalog entry's hourly price per GPU times the replica's
@@ -36,13 +41,15 @@ from sdlab_model.params import NUMERIC_BY_NAME, RESIDENCY_BY_NAME
 from sdlab_model.queues.queueing import p99_pairs
 from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.residency.latency import ResidencyLatency, models_that_fit, packed_latency
+from sdlab_model.residency.routing import route_models, routed_latency
 from sdlab_model.workload import Workload
 
-PLACEMENT_IDS: tuple[str, ...] = ("dedicated", "packed_lru", "packed_pinned")
+PLACEMENT_IDS: tuple[str, ...] = ("dedicated", "packed_lru", "packed_pinned", "model_aware")
 PLACEMENT_LABELS: dict[str, str] = {
     "dedicated": "Dedicated replicas per model",
     "packed_lru": "Packed, LRU cache per replica",
     "packed_pinned": "Packed, hottest models pinned",
+    "model_aware": "Model-aware routing",
 }
 MAX_REPLICAS = int(NUMERIC_BY_NAME["replicas"].maximum)
 PINNED_CANDIDATES = 6
@@ -58,7 +65,8 @@ class Placement:
 
     ``replicas``/``usd_per_hour``: as evaluated (packed: the workload's replicas; dedicated: the
     sum over models). ``p99_is_bound``: the p99 is an upper bound (dedicated). ``replicas_to_meet``
-    is ``None`` when no count up to ``MAX_REPLICAS`` meets the target.
+    is ``None`` when no count up to ``MAX_REPLICAS`` meets the target; ``p99_ms_to_meet`` and
+    ``accuracy_to_meet`` are the model's p99 and its accuracy at that count (``nan`` without one).
     """
 
     id: str
@@ -77,6 +85,8 @@ class Placement:
     pinned_models: int
     accuracy: Accuracy
     note: str
+    p99_ms_to_meet: float = math.nan
+    accuracy_to_meet: Accuracy = "approximate"
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,7 @@ class ResidencyPlan:
 def plan_residency(
     workload: Workload, inputs: ResidencyInputs, sweep: bool = True
 ) -> ResidencyPlan:
-    """The three placements side by side, the recommendation, and the memory and size limits.
+    """The four placements side by side, the recommendation, and the memory and size limits.
 
     ``sweep=False`` skips the searches only the Models and memory page shows: the memory the
     target needs and the packing-stops-paying sweep (twelve model sizes, each with a replica
@@ -114,7 +124,7 @@ def plan_residency(
     pinned = _packed_placement(
         workload, inputs, _best_pinned_count(workload, inputs), price, "packed_pinned"
     )
-    placements = (dedicated, lru, pinned)
+    placements = (dedicated, lru, pinned, routed_placement(workload, inputs, price))
     meeting = [p for p in placements if p.replicas_to_meet is not None]
     recommended = (
         min(meeting, key=lambda p: (p.usd_per_hour_to_meet, -p.hit_ratio)).id if meeting else None
@@ -199,6 +209,8 @@ def dedicated_placement(
         pinned_models=0,
         accuracy="validated" if meets else "approximate",
         note=note,
+        p99_ms_to_meet=worst_p99 if meets else math.nan,
+        accuracy_to_meet="validated",
     )
 
 
@@ -300,11 +312,83 @@ def memory_for_target_gb(workload: Workload, inputs: ResidencyInputs) -> float |
     return high + inputs.activation_reserve_gb
 
 
+def routed_replicas_to_meet(workload: Workload, inputs: ResidencyInputs) -> int | None:
+    """Fewest replicas (1 to ``MAX_REPLICAS``) whose model-aware p99 meets the target, else
+    ``None`` (``routed_search``)."""
+    return routed_search(workload, inputs)[0]
+
+
+def routed_search(
+    workload: Workload, inputs: ResidencyInputs
+) -> tuple[int | None, ResidencyLatency | None]:
+    """The fewest replicas whose model-aware p99 meets the target, and that p99's result.
+
+    Starts at the fewest replicas that could carry the rate on full batches and hold every
+    model once, and grows by a quarter until one meets the target, then bisects back: the
+    placement changes with the count, so each count is placed and judged afresh (the p99 is
+    taken to fall as replicas are added).
+    """
+    sizes = inputs.sizes_gb(workload.models_hosted)
+    usable = inputs.usable_memory_gb
+    if sizes.max() > usable:
+        return None, None
+    judged: dict[int, ResidencyLatency] = {}
+
+    def meets(count: int) -> bool:
+        judged[count] = routed_latency(workload.with_changes(replicas=count), inputs)
+        return judged[count].is_stable and judged[count].p99_ms <= workload.p99_target_ms
+
+    full = workload.effective_max_batch_size
+    per_replica_rps = workload.slots_per_replica * full * 1000.0 / workload.batch_service_ms(full)
+    fewest = max(workload.rate_rps / per_replica_rps, float(sizes.sum()) / usable * (1 - 1e-9))
+    count = min(MAX_REPLICAS, max(1, math.ceil(fewest)))
+    low = count - 1  # does not meet (or 0)
+    while not meets(count):
+        if count == MAX_REPLICAS:
+            return None, None
+        low, count = count, min(MAX_REPLICAS, max(count + 1, math.ceil(count * 1.25)))
+    high = count
+    while high - low > 1:
+        middle = (low + high) // 2
+        if meets(middle):
+            high = middle
+        else:
+            low = middle
+    return high, judged[high]
+
+
+def routed_placement(
+    workload: Workload, inputs: ResidencyInputs, price: float | None = None
+) -> Placement:
+    """Model-aware routing at the workload's replicas, and the fewest replicas meeting the
+    target (``routed_search``)."""
+    price = replica_usd_per_hour(workload, inputs) if price is None else price
+    result = routed_latency(workload, inputs)
+    needed, at_need = routed_search(workload, inputs)
+    return _placement_from(workload, result, needed, price, "model_aware", at_need)
+
+
 def _packed_placement(
     workload: Workload, inputs: ResidencyInputs, pinned_models: int, price: float, placement_id: str
 ) -> Placement:
     result: ResidencyLatency = packed_latency(workload, inputs, pinned_models)
     needed = replicas_to_meet(workload, inputs, pinned_models)
+    at_need = (
+        None
+        if needed is None
+        else packed_latency(workload.with_changes(replicas=needed), inputs, pinned_models)
+    )
+    return _placement_from(workload, result, needed, price, placement_id, at_need)
+
+
+def _placement_from(
+    workload: Workload,
+    result: ResidencyLatency,
+    needed: int | None,
+    price: float,
+    placement_id: str,
+    at_need: ResidencyLatency | None,
+) -> Placement:
     return Placement(
         id=placement_id,
         label=PLACEMENT_LABELS[placement_id],
@@ -319,9 +403,11 @@ def _packed_placement(
         meets_target=result.is_stable and result.p99_ms <= workload.p99_target_ms,
         replicas_to_meet=needed,
         usd_per_hour_to_meet=math.inf if needed is None else needed * price,
-        pinned_models=pinned_models,
+        pinned_models=result.pinned_models,
         accuracy=result.accuracy,
         note=result.note,
+        p99_ms_to_meet=math.nan if at_need is None else at_need.p99_ms,
+        accuracy_to_meet="approximate" if at_need is None else at_need.accuracy,
     )
 
 
@@ -401,3 +487,39 @@ def replica_usd_per_hour(workload: Workload, inputs: ResidencyInputs) -> float:
     over its GPUs) times the replica's ``gpu_instances_per_replica`` GPUs."""
     hardware = hardware_by_id(inputs.accelerator)
     return hardware.usd_per_hour / hardware.slots * workload.gpu_instances_per_replica
+
+
+def routed_reason(plan: ResidencyPlan) -> str:
+    """Why model-aware routing wins, with its numbers, where it is the recommended placement
+    (else ``""``): what sending every model to every replica costs, and what routing changes."""
+    if plan.recommended != "model_aware":
+        return ""
+    workload, inputs = plan.workload, plan.inputs
+    routed = plan.placement("model_aware")
+    lru = plan.placement("packed_lru")
+    dedicated = plan.placement("dedicated")
+    needed = workload.with_changes(replicas=routed.replicas_to_meet)
+    routing = route_models(needed, inputs)
+    counts = routing.holders_per_model
+    most = int(np.bincount(routing.holder_replicas, minlength=needed.replicas).max())
+    lru_p99 = (
+        "and its loads overrun the slots: unstable (∞)"
+        if not lru.is_stable
+        else f"a p99 of {lru.p99_ms:,.1f} ms"
+    )
+    dedicated_cost = (
+        f"${dedicated.usd_per_hour_to_meet:,.2f}/h ({dedicated.replicas_to_meet:,} replicas)"
+        if dedicated.replicas_to_meet
+        else "dedicated replicas, which cannot meet it"
+    )
+    return (
+        f"Sent to every one of {workload.replicas:,} replicas, all {workload.models_hosted:,} "
+        f"models compete for {plan.models_fit_per_replica} places in each GPU's memory: packed "
+        f"LRU finds the model loaded for {lru.hit_ratio:.1%} of batches, {lru_p99}. Routed by "
+        f"model, the hottest model sits on {int(counts[0]):,} replicas and "
+        f"{int(np.count_nonzero(counts == 1)):,} of {workload.models_hosted:,} models on one "
+        f"each, at most {most} on a replica, all loaded (hit ratio {routed.hit_ratio:.0%}), and "
+        "each replica batches only its own models' traffic. That meets the "
+        f"{workload.p99_target_ms:g} ms target with {routed.replicas_to_meet:,} replicas for "
+        f"${routed.usd_per_hour_to_meet:,.2f}/h, against {dedicated_cost} dedicated."
+    )

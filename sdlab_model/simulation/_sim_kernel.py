@@ -269,6 +269,8 @@ def _run_fleet(
     pinned: np.ndarray,
     cache_gb: float,
     batch_load_ms: np.ndarray,
+    holder_replicas: np.ndarray,
+    holder_start: np.ndarray,
 ) -> int:
     """Serve sorted arrivals through a load balancer and per-replica, per-model batchers.
 
@@ -294,6 +296,14 @@ def _run_fleet(
     used when a batch of it is dispatched. Every replica starts warm: pinned models, then the
     most popular (lowest index) that fit. ``batch_load_ms`` gets each batch's wait for a load (0
     on a hit). Without residency the arithmetic is exactly the plain kernel's.
+
+    Model-aware routing, when ``holder_replicas`` is not empty: model ``m`` is held by the
+    replicas ``holder_replicas[holder_start[m]:holder_start[m + 1]]`` and the balancer picks
+    among those only: the ``first_choice[i]``-th holder (random), the holders in turn, one
+    counter per model (round robin), or the one of the ``first_choice[i]``-th and
+    ``second_choice[i]``-th holders with fewer unfinished requests (least request). With
+    residency each replica then starts warm with the models it holds (in index order, while
+    they fit) instead of the most popular ones.
 
     Fills ``dispatch_ms`` and ``completion_ms`` per request, and ``batch_sizes`` and
     ``batch_first`` (its oldest request) per batch, in dispatch order; returns the number of
@@ -335,7 +345,13 @@ def _run_fleet(
     loaded_at_ms = np.zeros(cached)
     used_gb = np.zeros(replicas)
     stamp = 0
-    if residency:
+    routed = holder_replicas.shape[0] > 0
+    turn = np.zeros(models if routed else 0, dtype=np.int64)
+    if residency and routed:
+        warm_held(
+            resident, last_used, used_gb, model_size_gb, cache_gb, holder_replicas, holder_start
+        )
+    elif residency:
         for replica in range(replicas):
             used_gb[replica] = warm_cache(
                 resident, last_used, model_size_gb, pinned, cache_gb, replica * models, models
@@ -396,7 +412,18 @@ def _run_fleet(
             now = arrival_ms[next_arrival]
             request = next_arrival
             next_arrival += 1
-            if policy == 1:
+            if routed:
+                replica = holder_of(
+                    holder_replicas,
+                    holder_start,
+                    turn,
+                    unfinished,
+                    policy,
+                    model_of[request],
+                    first_choice[request],
+                    second_choice[request],
+                )
+            elif policy == 1:
                 replica = request % replicas
             elif policy == 2:
                 replica = first_choice[request]
@@ -537,6 +564,34 @@ def _run_fleet(
 run_fleet = _compile(_run_fleet)
 
 
+def _holder_of(holder_replicas, holder_start, turn, unfinished, policy, model, first, second):
+    """The replica a request for ``model`` goes to, among the model's holders (``run_fleet``)."""
+    start = holder_start[model]
+    count = holder_start[model + 1] - start
+    if policy == 1:
+        pick = holder_replicas[start + turn[model] % count]
+        turn[model] += 1
+        return pick
+    pick = holder_replicas[start + first]
+    if policy == 2:
+        other = holder_replicas[start + second]
+        if unfinished[other] < unfinished[pick]:
+            pick = other
+    return pick
+
+
+def _warm_held(resident, last_used, used_gb, model_size_gb, cache_gb, holder_replicas, start):
+    """Fill empty caches with the models each replica holds, in index order while they fit."""
+    models = model_size_gb.shape[0]
+    for model in range(models):
+        for index in range(start[model], start[model + 1]):
+            replica = holder_replicas[index]
+            if used_gb[replica] + model_size_gb[model] <= cache_gb * (1.0 + _CAPACITY_SLACK):
+                resident[replica * models + model] = True
+                last_used[replica * models + model] = -1 - model
+                used_gb[replica] += model_size_gb[model]
+
+
 _CAPACITY_SLACK = 1e-9
 """Relative slack on a cache's capacity, so sizes that add up to it exactly in decimal fit."""
 
@@ -615,6 +670,8 @@ def _run_lru(
     return total
 
 
+holder_of = _compile(_holder_of)
+warm_held = _compile(_warm_held)
 lru_admit = _compile(_lru_admit)
 warm_cache = _compile(_warm_cache)
 run_lru = _compile(_run_lru)

@@ -128,6 +128,22 @@ class CacheSettings:
 _NO_CACHE = CacheSettings(np.empty(0), np.empty(0), np.empty(0, dtype=np.bool_), math.inf)
 
 
+@dataclass(frozen=True, eq=False)
+class HolderRouting:
+    """Model-aware routing as the fleet kernel takes it: model ``m`` is held by the replicas
+    ``holder_replicas[holder_start[m]:holder_start[m + 1]]``, and only they get its requests."""
+
+    holder_replicas: np.ndarray
+    holder_start: np.ndarray
+
+    def counts(self) -> np.ndarray:
+        """Holders per model."""
+        return np.diff(self.holder_start)
+
+
+_NO_HOLDERS = HolderRouting(np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
+
+
 def _kernel():
     # Imported here, not at module top: `import sdlab_model` must not import numba or compile.
     from sdlab_model.simulation._sim_kernel import run_batching_queue
@@ -181,6 +197,19 @@ def routing_draws(
     return model_of, first, second
 
 
+def holder_draws(
+    model_of: np.ndarray, holders: HolderRouting, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each request's random choices among its model's holders, as holder indices: ``first``
+    uniform, ``second`` a different one where the model has two or more (least request)."""
+    counts = holders.counts()[model_of]
+    first = np.minimum((rng.random(model_of.size) * counts).astype(np.int64), counts - 1)
+    others = np.maximum(counts - 1, 1)
+    step = 1 + np.minimum((rng.random(model_of.size) * others).astype(np.int64), others - 1)
+    second = np.where(counts > 1, (first + step) % counts, first)
+    return first, second
+
+
 def _check_int(name: str, value: object, minimum: int, maximum: int, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
@@ -214,12 +243,14 @@ def run_trace(
     service_multiplier: np.ndarray | None = None,
     routing: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     residency: CacheSettings | None = None,
+    holders: HolderRouting | None = None,
 ) -> Trace:
     """Serve the given sorted arrivals; ``service_multiplier[k]`` scales the k-th batch.
 
     ``routing`` is ``routing_draws(...)`` for the same requests (every policy but
-    ``central_queue`` needs it). ``residency`` adds each replica's LRU cache of models (load
-    balancer policies only).
+    ``central_queue`` needs it; with ``holders``, its choices are ``holder_draws``'s).
+    ``residency`` adds each replica's LRU cache of models, ``holders`` model-aware routing
+    (load balancer policies only).
     """
     batch_limit, window_ms, service_by_size_ms = _queue_settings(workload)
     count = arrival_ms.size
@@ -269,6 +300,8 @@ def run_trace(
         cache.pinned,
         cache.cache_gb,
         batch_load_ms,
+        (holders or _NO_HOLDERS).holder_replicas,
+        (holders or _NO_HOLDERS).holder_start,
     )
     return Trace(
         arrival_ms,
@@ -286,6 +319,7 @@ def _simulate_trace(
     seed_sequence: np.random.SeedSequence,
     service: ServiceDistribution = "deterministic",
     residency: CacheSettings | None = None,
+    holders: HolderRouting | None = None,
 ) -> Trace:
     """One replication from an empty system: ``n_requests`` Poisson arrivals from ``seed_sequence``.
 
@@ -304,8 +338,11 @@ def _simulate_trace(
         multiplier = np.random.default_rng(service_stream).exponential(1.0, n_requests)
     routing = None
     if not workload.is_central_queue:
-        routing = routing_draws(workload, np.random.default_rng(routing_stream), n_requests)
-    return run_trace(workload, arrival_ms, multiplier, routing, residency)
+        rng = np.random.default_rng(routing_stream)
+        routing = routing_draws(workload, rng, n_requests)
+        if holders is not None:  # drawn after the plain choices: those stay as they were
+            routing = (routing[0], *holder_draws(routing[0], holders, rng))
+    return run_trace(workload, arrival_ms, multiplier, routing, residency, holders)
 
 
 def t_quantile_975(degrees_of_freedom: int) -> float:
@@ -592,11 +629,13 @@ def simulate_residency(
     seed: int = 0,
     warmup_fraction: float = 0.2,
     replications: int = 4,
+    holders: HolderRouting | None = None,
 ) -> ResidencySimResult:
     """Simulate ``workload`` with each replica's LRU cache of models (``run_fleet``'s residency).
 
     The workload must use a load balancer (not ``central_queue``) and be below capacity; each
     replication starts warm (see ``run_fleet``) and drops ``warmup_fraction`` of its requests.
+    ``holders``: model-aware routing, each request only to a replica holding its model.
 
     Approximations: finite runs, as ``simulate``. Sources: as ``simulate``; the cache is plain
     LRU on dispatches, as in ModelMesh's and Triton's explicit model control.
@@ -622,12 +661,14 @@ def simulate_residency(
     for name in ("model_size_gb", "load_ms", "pinned"):
         if getattr(cache, name).shape != (models,):
             raise ValueError(f"cache.{name} must have one entry per model ({models})")
+    if holders is not None:
+        _check_holders(holders, models, workload.replicas)
     per_replication = n_requests // replications
     warmup = int(warmup_fraction * per_replication)
     latencies, replication_p99 = [], []
     batches = hits = waited = measured = 0
     for child in np.random.SeedSequence(seed).spawn(replications):
-        trace = _simulate_trace(workload, per_replication, child, "deterministic", cache)
+        trace = _simulate_trace(workload, per_replication, child, "deterministic", cache, holders)
         latency_ms = trace.latency_ms[warmup:]
         latencies.append(latency_ms)
         replication_p99.append(percentiles(latency_ms, (99,))[0])
@@ -655,6 +696,23 @@ def simulate_residency(
         load_wait_share=waited / measured if measured else math.nan,
         measured_requests=int(all_latency_ms.size),
     )
+
+
+def _check_holders(holders: HolderRouting, models: int, replicas: int) -> None:
+    """Every model held by at least one replica, each replica index in range, at most once."""
+    start, held = holders.holder_start, holders.holder_replicas
+    if start.shape != (models + 1,) or start[0] != 0 or start[-1] != held.size:
+        raise ValueError(
+            f"holders.holder_start must have {models + 1} offsets from 0 to "
+            f"{held.size} (one more than the {models} models)"
+        )
+    if np.any(np.diff(start) < 1):
+        raise ValueError("holders: every model needs at least one replica holding it")
+    if held.size and (held.min() < 0 or held.max() >= replicas):
+        raise ValueError(f"holders.holder_replicas must be replica indices in [0, {replicas})")
+    for model in range(models):
+        if np.unique(held[start[model] : start[model + 1]]).size != start[model + 1] - start[model]:
+            raise ValueError(f"holders: model {model} is listed twice on one replica")
 
 
 def simulate_lru_hit_ratio(

@@ -19,6 +19,7 @@ from apptest_helpers import (
 )
 
 from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
+from sdlab_model.architecture import packing_note
 from sdlab_model.assessment import judge
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
@@ -445,3 +446,25 @@ def test_the_labs_packing_decision_uses_the_models_and_memory_inputs():
     )
     shown = " ".join(m.value for m in app.markdown)
     assert packing in shown, f"the Lab shows another packing reason than the model's: {packing!r}"
+
+
+def test_card_5s_lab_names_model_aware_routing_in_its_shape_reason_and_gpu_pool():
+    # One story: the recommended shape, the packing reason and the GPU pool's box all name the
+    # placement the residency model recommends for card 5.
+    card = next(c for c in SCENARIOS if c.id == "multi-model-scale")
+    app = open_app(url_params(card.workload(), "queueing"))
+    assert_no_exception(app)
+    expected = evaluate(card.workload(), "queueing")
+    assert expected.packing is not None and expected.packing.recommended == "model_aware", (
+        f"card 5 was chosen because routing by model wins: {expected.packing}"
+    )
+    shown = " ".join(m.value for m in app.markdown)
+    assert f"**{expected.stage.title}**" in shown and "routed by model" in expected.stage.title, (
+        f"the shape shown is not {expected.stage.title!r}"
+    )
+    packing = next(r.text for r in expected.reasons if r.id == "packing")
+    assert packing in shown, f"the Lab shows another packing reason: {packing!r}"
+    routed = f"routed by model on {expected.packing.recommended_replicas:,} replicas"
+    assert routed in packing_note(expected.packing, card.models_hosted), "the note says otherwise"
+    diagram = " ".join(_diagrams(app))
+    assert routed in diagram, f"the GPU pool's box lacks {routed!r}"

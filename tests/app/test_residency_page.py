@@ -9,11 +9,14 @@ from sdlab_model.residency.placement import (
     PLACEMENT_LABELS,
     plan_residency,
     replica_usd_per_hour,
+    routed_reason,
 )
-from sdlab_model.residency.simulated import simulate_packed
+from sdlab_model.residency.routing import routed_latency
+from sdlab_model.residency.simulated import simulate_packed, simulate_routed
+from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
 from sdlab_ui.figures import ms_text
-from sdlab_ui.residency_panel import SIM_REQUESTS, money
+from sdlab_ui.residency_panel import RECOMMENDED_SIM_REQUESTS, SIM_REQUESTS, money
 from sdlab_ui.state import widget_key
 
 RESIDENCY_PAGE = "app_pages/residency.py"
@@ -89,7 +92,10 @@ def test_a_placement_the_model_is_unsure_of_is_simulated_beside_it():
     assert len(tables) == 1, "no table of simulated p99s"
     shown = dict(zip(tables[0]["placement"], tables[0]["simulated p99"], strict=True))
     for p in flagged:
-        expected = simulate_packed(workload, inputs, p.pinned_models, n_requests=SIM_REQUESTS)
+        if p.id == "model_aware":
+            expected = simulate_routed(workload, inputs, n_requests=SIM_REQUESTS)
+        else:
+            expected = simulate_packed(workload, inputs, p.pinned_models, n_requests=SIM_REQUESTS)
         assert shown[p.label] == ms_text(expected.p99_ms), (
             f"{p.label}: shown {shown[p.label]}, simulated {expected.p99_ms:.1f} ms"
         )
@@ -108,3 +114,35 @@ def test_without_gpus_the_page_explains_and_the_sidebar_is_still_drawn():
     app.toggle(key=widget_key("gpu")).set_value(True).run()
     assert_no_exception(app)
     assert app.dataframe, "turning GPUs on from the sidebar did not bring the placements"
+
+
+def test_card_5_shows_model_aware_routing_winning_with_its_numbers_and_a_simulated_check():
+    card = SCENARIO_BY_ID["multi-model-scale"].workload()
+    query = card.to_strings()
+    app = open_app(query, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    plan = plan_residency(card, ResidencyInputs())
+    assert plan.recommended == "model_aware", f"card 5 was chosen to route: {plan.recommended}"
+    routed = plan.placement("model_aware")
+    table = app.dataframe[0].value
+    row = table[table["placement"] == PLACEMENT_LABELS["model_aware"]]
+    assert len(row) == 1, f"no model-aware row in {list(table['placement'])}"
+    assert row["p99"].iloc[0] == ms_text(routed.p99_ms), f"p99 {row['p99'].iloc[0]}"
+    assert row["hit ratio"].iloc[0] == "100.0%", f"hit ratio {row['hit ratio'].iloc[0]}"
+    assert row["cost to meet it"].iloc[0] == money(routed.usd_per_hour_to_meet), "cost differs"
+    success = " ".join(s.value for s in app.success)
+    assert (
+        PLACEMENT_LABELS["model_aware"] in success and money(routed.usd_per_hour_to_meet) in success
+    ), f"the recommendation is not model-aware routing's: {success}"
+    reason = routed_reason(plan)
+    assert reason and any(reason in m.value for m in app.markdown), "no reason why it wins"
+    tables = [t.value for t in app.dataframe if "simulated p99" in t.value.columns]
+    assert tables, "the recommended design, approximate in the model, is not simulated"
+    label = f"{routed.label} at {routed.replicas_to_meet:,} replicas (recommended)"
+    shown = dict(zip(tables[0]["placement"], tables[0]["simulated p99"], strict=True))
+    sized = card.with_changes(replicas=routed.replicas_to_meet)
+    at_need = routed_latency(sized, ResidencyInputs())
+    assert at_need.accuracy == routed.accuracy_to_meet == "approximate", "chosen to check"
+    assert routed.p99_ms_to_meet == at_need.p99_ms, "the plan's p99 at the count is another"
+    expected = simulate_routed(sized, ResidencyInputs(), n_requests=RECOMMENDED_SIM_REQUESTS)
+    assert shown.get(label) == ms_text(expected.p99_ms), f"{label}: {shown}"

@@ -20,10 +20,12 @@ from sdlab_model.architecture import (
     NODE_STYLE,
     NODES,
     PATH_STYLE,
+    packing_note,
     path_text,
     to_dot,
 )
-from sdlab_model.scenarios import SCENARIOS
+from sdlab_model.residency import ResidencyInputs
+from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS
 
 NODE_LINE = re.compile(r"^\s*(\w+) \[(.*)\]$", re.MULTILINE)
 EDGE_LINE = re.compile(r"^\s*(\w+) -> (\w+) \[(.*)\]$", re.MULTILINE)
@@ -221,3 +223,14 @@ def test_the_kept_diagram_with_its_notes_filled_in_is_the_diagram_built_afresh(
     kept = to_dot(node_states, flow_states, path, notes)
     built = architecture._build_dot(node_states, flow_states, path, notes)
     assert kept == built, f"notes {notes!r}: the kept diagram differs from the one built afresh"
+
+
+def test_the_gpu_pools_note_names_the_placement_the_packing_decision_picks():
+    card = SCENARIO_BY_ID["multi-model-scale"].workload()
+    routed = evaluate(card, "queueing").packing
+    assert routed is not None and routed.recommended == "model_aware", routed
+    note = packing_note(routed, card.models_hosted)
+    assert f"routed by model on {routed.recommended_replicas:,} replicas" in note, note
+    big = evaluate(card, "queueing", ResidencyInputs(model_size_gb=12)).packing
+    assert big is not None and big.recommended == "dedicated", big
+    assert "routed" not in packing_note(big, card.models_hosted), "dedicated is not routed"

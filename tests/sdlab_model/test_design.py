@@ -14,14 +14,17 @@ from sdlab_model import SCENARIOS, Workload, evaluate, teaching
 from sdlab_model.architecture import FLOW_STATES, FLOWS, NODE_IDS, NODE_STATES
 from sdlab_model.design import (
     DECISION_STATES,
+    DEDICATED_STAGE_5,
     METER_STATUSES,
     REASON_STATUSES,
+    ROUTED_STAGE_5,
     STAGES,
     Design,
     assess,
     meter_status,
 )
 from sdlab_model.latency import LatencyResult
+from sdlab_model.residency import ResidencyInputs
 
 METER_IDS = ("capacity", "tail_latency", "gpu_efficiency", "fleet_size", "multi_model")
 DECISION_IDS = ("batching", "hardware", "registry", "rollout", "packing", "latency_tradeoff")
@@ -185,15 +188,21 @@ def test_meter_status_lines():
         assert meter_status(ratio) == status, f"ratio {ratio}: {meter_status(ratio)}"
 
 
-def test_stage_5_says_dedicated_where_the_packing_numbers_say_so():
-    # Card 5 in queueing mode: packing thrashes, so the shape must not say "packed".
+def test_stage_5_names_the_placement_the_packing_numbers_pick():
+    # Card 5 in queueing mode: model-aware routing is the cheapest placement that meets the
+    # target, so the shape says so; with 12 GB models (one a GPU) dedicated replicas win.
     card = next(c for c in SCENARIOS if c.id == "multi-model-scale")
     queueing = evaluate(card.workload(), "queueing")
-    assert queueing.packing is not None and queueing.packing.recommended == "dedicated", (
-        "card 5 was chosen because its packing numbers favour dedicated replicas"
+    assert queueing.packing is not None and queueing.packing.recommended == "model_aware", (
+        f"card 5's packing numbers favour model-aware routing: {queueing.packing}"
     )
-    assert queueing.stage.number == 5 and "packed" not in queueing.stage.title.lower(), (
+    assert queueing.stage == ROUTED_STAGE_5, (
         f"stage {queueing.stage.title!r} contradicts the packing decision beside it"
+    )
+    big = evaluate(card.workload(), "queueing", ResidencyInputs(model_size_gb=12))
+    assert big.packing is not None and big.packing.recommended == "dedicated", big.packing
+    assert big.stage == DEDICATED_STAGE_5 and "packed" not in big.stage.title.lower(), (
+        f"stage {big.stage.title!r} contradicts the packing decision beside it"
     )
     teaching = evaluate(card.workload(), "teaching")
     assert teaching.stage.title == "Multi-model packed fleet + canary rollout", (

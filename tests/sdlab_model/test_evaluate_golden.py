@@ -11,6 +11,9 @@ its batching and hardware decisions; the p99's waiting is split so that batch fo
 most the window (waiting beyond it, for a busy slot, is queueing). Before re-pinning, the model's
 percentiles, compute, total waiting, capacity, utilization, batch size, replicas needed and accuracy
 flag were compared on all 200 workloads, both models: identical.
+
+Model-aware routing joined the placements the same day (issue 21): in 14 of the 200 cases the
+packing decision, its reason and stage 5 name it; no other field changed.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def test_walkthrough_numbers_are_the_models_own(model):
     # Prose that quotes a number computes it: the templates hold no digits, and the rendered
     # text carries the card's inputs and the chosen model's p99 as the page formats them.
     for step in WALKTHROUGH:
-        for template in (step.question, step.answer):
+        for template in (step.question, step.answer, step.routed_answer):
             prose = re.sub(r"\{\w+\}|\bp99\b", "", template)  # placeholders and the word p99
             assert not re.search(r"\d", prose), f"step {step.step} writes a number: {template}"
         card = SCENARIO_BY_ID[step.card_id].workload()
@@ -101,3 +101,24 @@ def test_walkthrough_numbers_are_the_models_own(model):
                 f"{result.p99_ms:,.0f} ms" if result.p99_ms >= 100 else f"{result.p99_ms:.1f} ms"
             )
             assert shown == expected and shown in answer, f"step {step.step}: p99 {shown}"
+
+
+def test_card_5s_answer_quotes_the_placement_that_models_and_memory_recommends():
+    # The story agrees with the numbers: the answer names the placement plan_residency picks,
+    # with its replicas and cost, and the dedicated cost beside it, as the page formats them.
+    from sdlab_model.residency import ResidencyInputs
+    from sdlab_model.residency.placement import PLACEMENT_LABELS, plan_residency
+
+    step = next(s for s in WALKTHROUGH if s.card_id == "multi-model-scale")
+    card = SCENARIO_BY_ID[step.card_id].workload()
+    _, answer = step.render(walkthrough_numbers(card, evaluate(card, "queueing")))
+    plan = plan_residency(card, ResidencyInputs(), sweep=False)
+    chosen = plan.placement(plan.recommended)
+    dedicated = plan.placement("dedicated")
+    for text in (
+        PLACEMENT_LABELS[plan.recommended],
+        f"{chosen.replicas_to_meet:,} replicas for ${chosen.usd_per_hour_to_meet:,.2f}/h",
+        f"${dedicated.usd_per_hour_to_meet:,.2f}/h for dedicated",
+    ):
+        assert text in answer, f"card 5's answer does not say {text!r}: {answer}"
+    assert "route" in SCENARIO_BY_ID["multi-model-scale"].summary, "the card tells another story"

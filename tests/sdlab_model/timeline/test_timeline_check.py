@@ -130,6 +130,8 @@ def test_on_a_fixed_fleet_the_balanced_replicas_are_the_simulators(policy, code)
         np.empty(0, np.bool_),
         0.0,
         np.empty(arrivals.size),
+        np.empty(0, np.int64),  # no model-aware routing
+        np.zeros(1, np.int64),
     )
     assert completion == pytest.approx(sim_completion / 1000.0, rel=1e-12, abs=1e-9), (
         f"{policy}: per-replica completions differ from the simulator's fleet"
