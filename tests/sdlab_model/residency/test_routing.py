@@ -105,8 +105,8 @@ def test_routing_with_every_model_on_every_replica_is_the_unrouted_fleet_to_the_
             np.tile(np.arange(6, dtype=np.int64), 12), np.arange(0, 6 * 13, 6, dtype=np.int64)
         )
         cache = cache_settings(workload, inputs)
-        plain = simulator._run(workload, arrival_ms, None, routing, cache)
-        routed = simulator._run(workload, arrival_ms, None, routing, cache, every)
+        plain = simulator.run_trace(workload, arrival_ms, None, routing, cache)
+        routed = simulator.run_trace(workload, arrival_ms, None, routing, cache, every)
         assert np.array_equal(plain.completion_ms, routed.completion_ms), policy
         assert np.array_equal(plain.batch_load_ms, routed.batch_load_ms), policy
 
