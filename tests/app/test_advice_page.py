@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from apptest_helpers import ADVICE_PAGE, assert_no_exception, open_app, sidebar_value
+import pytest
+from apptest_helpers import (
+    ADVICE_PAGE,
+    LAB_PAGE,
+    assert_no_exception,
+    headline_metrics,
+    open_app,
+    sidebar_value,
+)
 
 from sdlab_model.advice.search import advise, breaking_points, levers
+from sdlab_model.assessment import judge
+from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
+from sdlab_ui.state import url_params
 
 
 def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
@@ -27,6 +38,30 @@ def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
     assert_no_exception(app)
     assert sidebar_value(app, "replicas") == best.workload.replicas, "the design was not loaded"
     assert sidebar_value(app, "dynamic_batching") == best.workload.dynamic_batching
+
+
+@pytest.mark.parametrize("card_id", ["registry-canary", "multi-model-scale"])
+def test_the_recommended_design_loaded_into_the_lab_shows_the_same_p99_and_pass(card_id):
+    # Card 4's and card 5's recommended designs are simulated (the model is approximate there).
+    workload = SCENARIO_BY_ID[card_id].workload()
+    app = open_app(url_params(workload, "queueing"), page=ADVICE_PAGE)
+    assert_no_exception(app)
+    advice_p99 = {m.label: m.value for m in app.metric if m.label.startswith("p99")}
+    assert len(advice_p99) == 1, f"expected one recommended p99, found {advice_p99}"
+    ((advice_label, advice_value),) = advice_p99.items()
+    assert advice_label == "p99 (simulated)", f"{card_id}: the recommended p99 is {advice_label}"
+    app.button(key="advice.use").click().run()
+    app.switch_page(LAB_PAGE).run()
+    assert_no_exception(app)
+    ((lab_label, (lab_value, tone, delta)),) = [
+        item for item in headline_metrics(app).items() if item[0].startswith("p99")
+    ]
+    assert (lab_label, lab_value) == (advice_label, advice_value), (
+        f"{card_id}: Advice shows {advice_label} {advice_value}, the Lab {lab_label} {lab_value}"
+    )
+    assert tone == "good", f"{card_id}: Advice recommends it, the Lab marks it {tone} ({delta})"
+    loaded = app.session_state["sdlab.workload"]
+    assert judge(loaded).meets_target, f"{card_id}: the judge fails the recommended design"
 
 
 def test_advice_page_says_so_when_nothing_meets_the_target():
