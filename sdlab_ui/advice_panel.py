@@ -30,17 +30,13 @@ from sdlab_model.advice.search import (
     search_key,
     workload_cost,
 )
-from sdlab_model.assessment import may_simulate
+from sdlab_model.assessment import needs_simulation
 from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text
 
 _KEY = {Workload: astuple}
-
-
-def _lane(workload: Workload) -> budget.Lane | None:
-    return budget.WORK if may_simulate(workload) else None
 
 
 @st.cache_data(
@@ -53,7 +49,7 @@ def _cached_search(key: Workload) -> Advice:
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)
 def _cached_current(workload: Workload) -> Design:
-    with budget.slot(_lane(workload)):
+    with budget.slot(budget.WORK if needs_simulation(workload) else None):
         return current_design(workload)
 
 
@@ -66,7 +62,8 @@ def cached_advice(workload: Workload) -> Advice:
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Judging each lever…")
 def cached_levers(workload: Workload) -> tuple[Lever, ...]:
-    with budget.slot(_lane(workload)):
+    # A lever's design may simulate where the current one does not: always in the work lane.
+    with budget.slot(budget.WORK):
         return levers(workload)
 
 
@@ -77,7 +74,7 @@ def cached_comparisons(workload: Workload) -> tuple[Comparison, ...]:
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Finding what breaks first…")
 def cached_breaking_points(workload: Workload) -> tuple[BreakingPoint, ...]:
-    with budget.slot(_lane(workload)):
+    with budget.slot(budget.WORK):
         return breaking_points(workload)
 
 

@@ -47,9 +47,11 @@ MAX_BATCH_SIZES: tuple[int, ...] = (4, 8, 16, 32, 64, 128)
 _GRID_SLACK = 0.02  # the grid is within 1% of latency(); start this far past the target
 _REPLICA_LIMIT = int(NUMERIC_BY_NAME["replicas"].maximum)
 
-MAX_SIMULATIONS = 64
-"""Design simulations one ``advise`` may run (the judge's, each one design's): enough to settle
-every configuration of the five cards; past it the search says which it could not rule out."""
+MAX_SIMULATIONS = 80
+"""Design simulations one ``advise`` may run (the judge's, one design each). An exact answer
+costs about one per configuration the model is approximate on (62 configurations in the default
+space) plus a bisection in the cheapest; past the budget the search says how many configurations
+it could not settle."""
 LEVER_SIMULATIONS = 16
 """Simulations ``levers`` may run; a lever past them shows the model's p99, marked approximate."""
 BREAKING_SIMULATIONS = 32

@@ -31,6 +31,11 @@ def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
     assert shown["Cost"] == f"${best.cost.usd_per_hour:,.2f}/h", f"cost shown {shown['Cost']}"
     table = app.dataframe[0].value
     assert list(table["change"]) == [lever.label for lever in levers(workload)], "levers differ"
+    assert not any("central queue" in change.lower() for change in table["change"]), (
+        "an idealized policy is offered as a lever"
+    )
+    captions = " ".join(c.value for c in app.caption)
+    assert "For comparison, not a lever: One central queue (idealized)" in captions, captions
     text = " ".join(m.value for m in app.markdown)
     for point in breaking_points(workload):
         assert point.text in text, f"breaking point missing: {point.text}"
