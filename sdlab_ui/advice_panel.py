@@ -107,7 +107,7 @@ def recommendation(workload: Workload) -> Advice:
         f"Searched {advice.configurations_searched} configurations (CPU or GPU replicas, batching "
         "off or on over several windows and max batch sizes) × 1–500 replicas with the "
         f"{_policy_text(advice.lb_policy)} balancer, keeping {HEADROOM:.0%} capacity headroom "
-        "(utilization at most 75%, the lab's safe-capacity line). Each design is judged as the "
+        "(load at most 75% of capacity, the lab's safe line). Each design is judged as the "
         "Lab judges it: by the queueing model where it is trusted, by simulation where it is "
         f"approximate ({advice.simulations} simulations here, at most {MAX_SIMULATIONS})."
     )
@@ -142,7 +142,8 @@ def recommendation(workload: Workload) -> Advice:
     )
     columns[1].metric("Cost", f"{money(best.cost.usd_per_hour)}/h")
     columns[2].metric(p99_label(best), ms_text(best.p99_ms))
-    columns[3].metric("Utilization", f"{best.utilization:.0%}")
+    # The Lab's "load" (against full-batch capacity), not its slots' busy share ("utilization").
+    columns[3].metric("Load", f"{best.utilization:.0%} of capacity")
     current = advice.current
     st.markdown(
         f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
