@@ -152,3 +152,20 @@ def test_default_prices_are_the_catalogs_figures():
     g5 = hardware_by_id("aws-g5-xlarge")
     assert cpu == round(c7i.usd_per_hour * workers / c7i.slots, 6), "CPU default drifted"
     assert gpu == round(g5.usd_per_hour * instances / g5.slots, 6), "GPU default drifted"
+
+
+def test_the_page_says_when_the_simulation_budget_ran_out(monkeypatch):
+    from sdlab_ui import advice_panel
+
+    def starved(key: Workload):
+        return advise(key, max_simulations=0)
+
+    monkeypatch.setattr(advice_panel, "advise", starved)
+    # Card 4 at a rate no other test uses (the search is cached per traffic).
+    workload = SCENARIO_BY_ID["registry-canary"].workload().with_changes(rate_rps=61_000)
+    app = open_app(url_params(workload, "queueing"), page=ADVICE_PAGE)
+    assert_no_exception(app)
+    warnings = " ".join(w.value for w in app.warning)
+    assert "simulation budget" in warnings and "ran out" in warnings, f"warnings: {warnings!r}"
+    labels = [m.label for m in app.metric]
+    assert "p99 (simulated)" not in labels, "a design the budget did not simulate reads simulated"
