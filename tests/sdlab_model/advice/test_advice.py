@@ -47,8 +47,8 @@ _CASES = [card.workload() for card in SCENARIOS] + _random_workloads(20, seed=11
 
 
 # A small space, so the judge's simulations take seconds: two windows, two max batches, and
-# replica counts spread from 1 to 256, finer where card 5 meets its target (there the model
-# says 128 GPU replicas and the judge fewer, so a search by the model alone fails this test).
+# replica counts spread from 1 to 256, finer where card 5 meets its target (where the model's
+# and the simulation's fewest replicas differ, so that a search by the model alone fails).
 _WINDOWS_MS, _SIZES = (2.0, 10.0), (8, 32)
 _COUNTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 112, 120, 128, 256)
 
