@@ -169,6 +169,10 @@ def recommendation(workload: Workload) -> Advice:
     return advice
 
 
+_MODEL_HOVER = "%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms (queueing model)<extra></extra>"
+_JUDGED_HOVER = "%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms, as on the Lab<extra></extra>"
+
+
 def frontier_chart(workload: Workload, advice: Advice) -> None:
     st.subheader("Cost against p99")
     st.caption(
@@ -186,7 +190,7 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
             mode="lines+markers",
             name="frontier (queueing model)",
             text=[d.label for d in frontier],
-            hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+            hovertemplate=_MODEL_HOVER,
         )
     )
     current = advice.current
@@ -199,7 +203,7 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
                 marker={"symbol": "star", "size": 16},
                 name="current design",
                 text=[current.label],
-                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+                hovertemplate=_JUDGED_HOVER,
             )
         )
     if advice.best is not None:
@@ -211,7 +215,7 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
                 marker={"symbol": "diamond", "size": 14},
                 name="recommended",
                 text=[advice.best.label],
-                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+                hovertemplate=_JUDGED_HOVER,
             )
         )
     figure.add_hline(y=workload.p99_target_ms, line_dash="dash")
