@@ -19,7 +19,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui.state import url_params
 
 
-def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
+def test_advice_page_shows_the_judged_recommendation_and_uses_it_on_click():
     query = {"rate_rps": "5000", "replicas": "10"}
     app = open_app(query, page=ADVICE_PAGE)
     assert_no_exception(app)
