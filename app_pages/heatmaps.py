@@ -15,10 +15,12 @@ x_label, y_label = (NUMERIC_BY_NAME[name].label.lower() for name in axes)
 frontier = "; the dotted fuchsia line is the fewest replicas that meet the target" * (
     axes[1] == grids.REPLICAS
 )
+# On a target axis the line is where p99 equals each cell's own target.
+target_line = "p99 target" + " (each cell's own)" * (grids.TARGET in axes)
 st.caption(
     f"Every input but {x_label} and {y_label} is held at the sidebar's value. Colour is p99 on "
-    "a log scale; the red line is the p99 target; grey cells are unstable (arrivals at or above "
-    f"capacity, p99 = ∞){frontier}; the star is the current setting. Click a cell to load it "
+    f"a log scale; the red line is the {target_line}; grey cells are unstable (arrivals at or "
+    f"above capacity, p99 = ∞){frontier}; the star is the current setting. Click a cell to load it "
     "into the lab. Hovering a cell gives its p99, utilization and recommended stage: "
     + "; ".join(figures.STAGE_LABELS.values())
     + "."

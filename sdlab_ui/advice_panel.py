@@ -1,14 +1,14 @@
 """The Advice page's sections: the cheapest design, the cost–p99 frontier, levers, what breaks.
 
-Every number comes from ``sdlab_model.advice.search`` (the analytic model under the chosen LB
-policy); a recommended design outside the model's validated range is also simulated, and the page
-says whether the simulation agrees that it meets the target.
+Every verdict comes from ``sdlab_model.advice.search``, which judges each design as the Lab does
+(the queueing model where it is trusted, a simulation where it is approximate); this module only
+caches, budgets and draws.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import astuple
+from dataclasses import astuple, replace
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -16,15 +16,22 @@ import streamlit as st
 from sdlab_model.advice.hardware import CATALOG, hardware_by_id, parse_profile_csv
 from sdlab_model.advice.search import (
     HEADROOM,
+    MAX_SIMULATIONS,
     Advice,
     BreakingPoint,
+    Comparison,
+    Design,
     Lever,
     advise,
     breaking_points,
+    comparisons,
+    current_design,
     levers,
+    search_key,
     workload_cost,
 )
-from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_model.assessment import needs_simulation
+from sdlab_model.params import CHOICE_BY_NAME, NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.figures import ms_text
@@ -32,33 +39,50 @@ from sdlab_ui.figures import ms_text
 _KEY = {Workload: astuple}
 
 
-ADVICE_SIMULATION_REQUESTS = 60_000
-
-
-def _simulated_p99(workload: Workload) -> float:
-    from sdlab_model.simulation.simulator import simulate
-
-    return simulate(workload, n_requests=ADVICE_SIMULATION_REQUESTS, seed=0).p99_ms
-
-
 @st.cache_data(
-    max_entries=32, hash_funcs=_KEY, show_spinner="Searching designs and simulating the best…"
+    max_entries=32, hash_funcs=_KEY, show_spinner="Searching designs and simulating where needed…"
 )
-def cached_advice(workload: Workload) -> Advice:
-    """``advise`` with approximate candidates confirmed by simulation, cached (a second or a
-    few of work)."""
+def _cached_search(key: Workload) -> Advice:
     with budget.slot(budget.WORK):
-        return advise(workload, simulate_p99=_simulated_p99)
+        return advise(key)
 
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)
+def _cached_current(workload: Workload) -> Design:
+    with budget.slot(budget.WORK if needs_simulation(workload) else None):
+        return current_design(workload)
+
+
+def cached_advice(workload: Workload) -> Advice:
+    """``advise``, cached: every configuration judged as the Lab judges (seconds where the judge
+    simulates, at most ``MAX_SIMULATIONS`` simulations), one search for every design of the same
+    traffic (``search_key``), so loading the recommended design does not search again."""
+    return replace(_cached_search(search_key(workload)), current=_cached_current(workload))
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Judging each lever…")
 def cached_levers(workload: Workload) -> tuple[Lever, ...]:
-    return levers(workload)
+    # A lever's design may simulate where the current one does not: always in the work lane.
+    with budget.slot(budget.WORK):
+        return levers(workload)
 
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)
+def cached_comparisons(workload: Workload) -> tuple[Comparison, ...]:
+    return comparisons(workload)
+
+
+@st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Finding what breaks first…")
 def cached_breaking_points(workload: Workload) -> tuple[BreakingPoint, ...]:
-    return breaking_points(workload)
+    with budget.slot(budget.WORK):
+        return breaking_points(workload)
+
+
+def p99_label(design: Design) -> str:
+    """The Lab headline's words for where a p99 is from: 'p99' or 'p99 (simulated…)'."""
+    if design.simulation is None:
+        return "p99"
+    return "p99 (simulated)" if design.simulation.converged else "p99 (simulated, not converged)"
 
 
 def money(usd: float) -> str:
@@ -82,13 +106,34 @@ def recommendation(workload: Workload) -> Advice:
     st.caption(
         f"Searched {advice.configurations_searched} configurations (CPU or GPU replicas, batching "
         "off or on over several windows and max batch sizes) × 1–500 replicas with the "
-        f"{_policy(workload)} balancer, keeping {HEADROOM:.0%} capacity headroom (utilization "
-        "at most 75%, the lab's safe-capacity line)."
+        f"{_policy_text(advice.lb_policy)} balancer, keeping {HEADROOM:.0%} capacity headroom "
+        "(load at most 75% of capacity, the lab's safe line). Each design is judged as the "
+        "Lab judges it: by the queueing model where it is trusted, by simulation where it is "
+        f"approximate ({advice.simulations} simulations here, at most {MAX_SIMULATIONS})."
     )
+    if advice.lb_policy != workload.lb_policy:
+        st.info(
+            f"The lab's balancer, {_policy_text(workload.lb_policy)}, is an idealization no "
+            f"server runs; the search uses {_policy_text(advice.lb_policy)} instead.",
+            icon=":material/info:",
+        )
+    if not advice.complete:
+        st.warning(
+            f"The simulation budget ({MAX_SIMULATIONS}) ran out before {advice.unsettled} "
+            "configurations were settled: one of them might meet the target for less. "
+            + (
+                "The design below is the cheapest the judgement passed among the rest."
+                if best
+                else ""
+            ),
+            icon=":material/hourglass_bottom:",
+        )
     if best is None:
         st.error(
             f"No design in the search space meets the {ms_text(workload.p99_target_ms)} target "
-            "with that headroom. The frontier below shows the fastest each budget buys."
+            "with that headroom"
+            + ("." if advice.complete else " among the configurations settled.")
+            + " The frontier below shows the fastest each budget buys, by the queueing model."
         )
         return advice
     columns = st.columns(4)
@@ -96,22 +141,19 @@ def recommendation(workload: Workload) -> Advice:
         "Design", f"{best.workload.replicas} × {'GPU' if best.workload.gpu else 'CPU'}"
     )
     columns[1].metric("Cost", f"{money(best.cost.usd_per_hour)}/h")
-    if best.simulated_p99_ms is not None:  # as the Lab does: simulation where the model is unsure
-        columns[2].metric("p99 (simulated)", ms_text(best.simulated_p99_ms))
-    else:
-        columns[2].metric("p99 (model)", ms_text(best.p99_ms))
-    columns[3].metric("Utilization", f"{best.utilization:.0%}")
+    columns[2].metric(p99_label(best), ms_text(best.p99_ms))
+    # The Lab's "load" (against full-batch capacity), not its slots' busy share ("utilization").
+    columns[3].metric("Load", f"{best.utilization:.0%} of capacity")
+    current = advice.current
     st.markdown(
         f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
-        f"design: {advice.current.label}, {cost_line(workload)}, p99 "
-        f"{ms_text(advice.current.p99_ms)}."
+        f"design: {current.label}, {cost_line(workload)}, {p99_label(current)} "
+        f"{ms_text(current.p99_ms)}."
     )
-    if best.simulated_p99_ms is not None:
+    if best.is_simulated:
         st.info(
-            f"The model is outside its validated range for this design, so it was simulated "
-            f"({ADVICE_SIMULATION_REQUESTS:,} requests): p99 {ms_text(best.simulated_p99_ms)}, "
-            f"within the {ms_text(workload.p99_target_ms)} target. Cheaper designs the model "
-            "liked but the simulation did not were passed over.",
+            "The queueing model is approximate for this design, so its p99 is the simulation's, "
+            "as on the Lab; cheaper designs the simulation did not pass were passed over.",
             icon=":material/science:",
         )
     if best.workload != workload:
@@ -127,11 +169,17 @@ def recommendation(workload: Workload) -> Advice:
     return advice
 
 
+_MODEL_HOVER = "%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms (queueing model)<extra></extra>"
+_JUDGED_HOVER = "%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms, as on the Lab<extra></extra>"
+
+
 def frontier_chart(workload: Workload, advice: Advice) -> None:
     st.subheader("Cost against p99")
     st.caption(
-        "Each point is the cheapest design for its p99 (the Pareto frontier over every searched "
-        "configuration and replica count with the headroom); the dashed line is the target."
+        "Each point is the cheapest design for its p99 by the queueing model (the Pareto "
+        "frontier over every searched configuration and replica count with the headroom); the "
+        "current and recommended designs are at their judged p99, as on the Lab. The dashed "
+        "line is the target."
     )
     frontier = advice.frontier
     figure = go.Figure()
@@ -140,9 +188,9 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
             x=[d.cost.usd_per_hour for d in frontier],
             y=[d.p99_ms for d in frontier],
             mode="lines+markers",
-            name="frontier",
+            name="frontier (queueing model)",
             text=[d.label for d in frontier],
-            hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+            hovertemplate=_MODEL_HOVER,
         )
     )
     current = advice.current
@@ -155,7 +203,7 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
                 marker={"symbol": "star", "size": 16},
                 name="current design",
                 text=[current.label],
-                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+                hovertemplate=_JUDGED_HOVER,
             )
         )
     if advice.best is not None:
@@ -167,7 +215,7 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
                 marker={"symbol": "diamond", "size": 14},
                 name="recommended",
                 text=[advice.best.label],
-                hovertemplate="%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms<extra></extra>",
+                hovertemplate=_JUDGED_HOVER,
             )
         )
     figure.add_hline(y=workload.p99_target_ms, line_dash="dash")
@@ -179,18 +227,38 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
 
 def lever_table(workload: Workload) -> None:
     st.subheader("Levers: one change at a time")
+    found = cached_levers(workload)
+    st.caption(
+        "Each change judged as the Lab would judge the design it makes."
+        + (
+            " Marked ≈: the queueing model's p99, approximate there, not simulated (the "
+            "simulation budget was spent on likelier levers), so no verdict."
+            if not all(lever.is_judged for lever in found)
+            else ""
+        )
+    )
     rows = [
         {
             "change": lever.label,
-            "p99": ms_text(lever.p99_ms),
+            "p99": ms_text(lever.p99_ms) if lever.is_judged else f"≈ {ms_text(lever.p99_ms)}",
             "Δ p99": _delta_ms(lever.delta_p99_ms),
             "cost": f"{money(lever.usd_per_hour)}/h",
             "Δ cost": f"{lever.delta_usd_per_hour:+,.2f} $/h",
-            "meets target": "yes" if lever.meets_target else "no",
+            "meets target": _verdict(lever.meets_target),
         }
-        for lever in cached_levers(workload)
+        for lever in found
     ]
     st.dataframe(rows, hide_index=True, width="stretch")
+    for comparison in cached_comparisons(workload):
+        st.caption(
+            f"For comparison, not a lever: {comparison.label}, {comparison.note}, would give a "
+            f"p99 of {ms_text(comparison.p99_ms)} by the queueing model: what the balancer "
+            "costs, not a design to build."
+        )
+
+
+def _verdict(meets: bool | None) -> str:
+    return "not checked" if meets is None else ("yes" if meets else "no")
 
 
 def breaking_table(workload: Workload) -> None:
@@ -205,8 +273,8 @@ def _delta_ms(delta: float) -> str:
     return f"{delta:+.1f} ms"
 
 
-def _policy(workload: Workload) -> str:
-    return workload.lb_policy.replace("_", " ")
+def _policy_text(policy: str) -> str:
+    return CHOICE_BY_NAME["lb_policy"].label_of(policy).lower()
 
 
 _CATALOG_KEY = "advice.catalog_choice"

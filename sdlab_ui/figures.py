@@ -248,9 +248,10 @@ def _heatmap_traces(
         hover = where + "p99 %{customdata:,.3~r} ms<extra></extra>"
         unstable_data = None
         unstable_hover = where + "p99 unstable (∞)<extra></extra>"
-    target_log = math.log10(grid.workload.p99_target_ms)
-    # The contour needs numbers everywhere: unstable cells sit far above any target.
-    contour_z = np.where(stable, log_p99, high + 10.0)
+    # The line is where p99 equals each cell's own target (an axis, or the workload's); the
+    # contour needs numbers everywhere, so unstable cells sit ten decades over their target.
+    with np.errstate(invalid="ignore"):
+        contour_z = np.where(stable, log_p99 - np.log10(grid.target_ms), 10.0)
     place = {"x": grid.x_values, "y": grid.y_values, "xaxis": axes[0], "yaxis": axes[1]}
     colour = {
         "type": "heatmap",
@@ -285,7 +286,7 @@ def _heatmap_traces(
         "z": contour_z.astype(np.float32),
         "showscale": False,
         # "lines" would colour the line from the colour scale; "none" draws it in line.color.
-        "contours": {"start": target_log, "end": target_log, "size": 1, "coloring": "none"},
+        "contours": {"start": 0.0, "end": 0.0, "size": 1, "coloring": "none"},
         "line": {"color": TARGET_COLOUR, "width": 2},
         "hoverinfo": "skip",
         "name": "p99 target",

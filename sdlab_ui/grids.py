@@ -24,7 +24,7 @@ from sdlab_model.params import (
 )
 from sdlab_model.workload import Workload
 
-RATE, REPLICAS = "rate_rps", "replicas"
+RATE, REPLICAS, TARGET = "rate_rps", "replicas", "p99_target_ms"
 DEFAULT_AXES = (RATE, REPLICAS)
 # The default grid is vectorized in the model: fine cells cost nothing. Other axes are evaluated
 # a row (one axis is rate or replicas: ~1-3 ms a row) or a cell (~0.3-1 ms) at a time, so they
@@ -61,6 +61,21 @@ class P99Grid:
     @property
     def unstable(self) -> np.ndarray:
         return ~np.isfinite(self.p99_ms)
+
+    @property
+    def target_ms(self) -> np.ndarray:
+        """Each cell's p99 target, shaped like ``p99_ms``: the axis's value where the target is
+        an axis (the SLO line and frontier follow it), else the workload's."""
+        if self.x_name == TARGET:
+            return np.broadcast_to(self.x_values[None, :], self.p99_ms.shape)
+        if self.y_name == TARGET:
+            return np.broadcast_to(self.y_values[:, None], self.p99_ms.shape)
+        return np.full(self.p99_ms.shape, self.workload.p99_target_ms)
+
+    @property
+    def meets_target(self) -> np.ndarray:
+        """Whether each cell's p99 meets that cell's target."""
+        return self.p99_ms <= self.target_ms
 
     @property
     def rates_rps(self) -> np.ndarray:
@@ -218,7 +233,7 @@ def _frontier(
     p99_ms: np.ndarray,
 ) -> np.ndarray:
     """The fewest replicas (every whole count up to the slider's maximum) meeting the target in
-    each column, NaN where none does.
+    each column (the column's own where the target is the x axis), NaN where none does.
 
     p99 is not monotone in replicas (with batching, more replicas make smaller batches that wait
     longer), so no bisection; but no count at or below ``rate / capacity per replica`` is stable,
@@ -235,7 +250,8 @@ def _frontier(
         for column, value in enumerate(xs):
             column_workload = workload.with_changes(**{x_name: input_value(x_name, value)})
             line = p99_grid(column_workload, [column_workload.rate_rps], every_count, model)
-            meets = np.flatnonzero(line[:, 0] <= target)
+            # The column's own target: it is the x axis on a target x replicas grid.
+            meets = np.flatnonzero(line[:, 0] <= column_workload.p99_target_ms)
             fewest[column] = every_count[meets[0]] if meets.size else np.nan
         return fewest
     per_replica = capacity_per_replica_rps(workload, model)
@@ -320,7 +336,7 @@ def grid_frame(grid: P99Grid) -> pd.DataFrame:
             grid.y_name: y.ravel(),
             "p99_ms": grid.p99_ms.ravel(),
             "utilization": grid.utilization.ravel(),
-            "meets_target": (grid.p99_ms <= grid.workload.p99_target_ms).ravel().astype(int),
+            "meets_target": grid.meets_target.ravel().astype(int),
             "stage": grid.stage_numbers.ravel().astype(int),
         }
     )

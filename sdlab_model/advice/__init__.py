@@ -1,10 +1,10 @@
-"""Advice: what to build and what it costs, computed from the queueing model.
+"""Advice: what to build and what it costs, judged as the Lab judges a design.
 
 - ``hardware``: the catalog of instance types, prices and batch-latency profiles (data in
   ``advice/data``), and measured profiles a person uploads.
 - ``cost``: dollars per hour and per million inferences.
-- ``search``: ``advise`` (the cheapest design that meets the target), ``levers`` and
-  ``breaking_points``.
+- ``search``: ``advise`` (the cheapest design that meets the target), ``levers``,
+  ``comparisons`` (idealized policies) and ``breaking_points``, every verdict the Lab's judge's.
 """
 
 from sdlab_model.advice.cost import FleetCost, fleet_cost
@@ -12,10 +12,12 @@ from sdlab_model.advice.hardware import CATALOG, BatchProfile, HardwareType, har
 from sdlab_model.advice.search import (
     Advice,
     BreakingPoint,
+    Comparison,
     Design,
     Lever,
     advise,
     breaking_points,
+    comparisons,
     levers,
     workload_cost,
 )
@@ -25,12 +27,14 @@ __all__ = [
     "Advice",
     "BatchProfile",
     "BreakingPoint",
+    "Comparison",
     "Design",
     "FleetCost",
     "HardwareType",
     "Lever",
     "advise",
     "breaking_points",
+    "comparisons",
     "fleet_cost",
     "hardware_by_id",
     "levers",

@@ -1,35 +1,41 @@
 """Advice from the numbers: the cheapest design that meets the target, the levers, what breaks.
 
-Everything here is computed with the analytic queueing model (``sdlab_model.queues.queueing``) for
-the load-balancer policy the person chose; nothing is a threshold rule.
+Every verdict is the one judgement the Lab shows (``sdlab_model.assessment.judged_p99_ms``: the
+queueing model where it is trusted, a simulation where it says it is approximate), for the
+load-balancer policy the person chose; nothing is a threshold rule. The model's grid only orders
+the search and draws the cost-p99 frontier.
 
 - ``advise``: search hardware x batching on/off x batch window x max batch x replicas for the
-  cheapest design whose p99 meets the target with capacity headroom (utilization at most
-  ``1 - HEADROOM``), plus the runners-up and the cost-p99 Pareto frontier.
-- ``levers``: every single change to the current design, with its change in p99 and in cost.
-- ``breaking_points``: for each workload input, the factor at which the target is first missed or
-  the queue becomes unstable.
+  cheapest design the judge passes with capacity headroom (utilization at most ``1 - HEADROOM``),
+  plus the cost-p99 Pareto frontier of the model.
+- ``levers``: every single change to the current design, with its judged p99 and its cost.
+- ``comparisons``: idealized policies no server runs (the central queue), for comparison only.
+- ``breaking_points``: for each workload input, the factor at which the judge first says the
+  target is missed or the queue is unstable.
 
-A design is judged by ``queueing.latency`` (the same numbers ``evaluate`` shows); the replica
-sweep uses ``p99_grid`` (within 1% of it) to find the candidates, and the final pick in each
-configuration is checked with ``latency``.
+Simulations are budgeted (``MAX_SIMULATIONS``, ``LEVER_SIMULATIONS``, ``BREAKING_SIMULATIONS``);
+a result says when its budget ran out, and no design is recommended that the judge did not pass.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from sdlab_model.advice.cost import FleetCost, fleet_cost
+from sdlab_model.assessment import design_simulation, judged_p99_ms, latency, needs_simulation
 from sdlab_model.params import (
     CHOICE_BY_NAME,
+    DEFAULT_LB_POLICY,
     NUMERIC_BY_NAME,
     SAFE_UTILIZATION,
+    TOGGLE_BY_NAME,
 )
 from sdlab_model.queues import queueing
+from sdlab_model.simulation.summary import SimSummary
 from sdlab_model.workload import Workload
 
 HEADROOM = 1.0 - SAFE_UTILIZATION
@@ -38,8 +44,46 @@ safe-capacity line the lab's meters use, so a design survives a burst or a lost 
 
 WINDOWS_MS: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0)
 MAX_BATCH_SIZES: tuple[int, ...] = (4, 8, 16, 32, 64, 128)
-_GRID_SLACK = 0.02  # the grid is within 1% of latency(); look this far past the target
+_GRID_SLACK = 0.02  # the grid is within 1% of latency(); start this far past the target
 _REPLICA_LIMIT = int(NUMERIC_BY_NAME["replicas"].maximum)
+
+MAX_SIMULATIONS = 80
+"""Design simulations one ``advise`` may run (the judge's, one design each). An exact answer
+costs about one per configuration the model is approximate on (62 configurations in the default
+space) plus a bisection in the cheapest; past the budget the search says how many configurations
+it could not settle."""
+LEVER_SIMULATIONS = 16
+"""Simulations ``levers`` may run; a lever past them shows the model's p99, marked approximate."""
+BREAKING_SIMULATIONS = 32
+"""Simulations ``breaking_points`` may run; past them a point is the model's, marked so."""
+_BREAK_PRECISION = 1.01  # a breaking factor is bracketed to within 1%
+
+IDEALIZED_POLICIES: tuple[str, ...] = ("central_queue",)
+"""Policies no real server runs: compared with, never offered as a lever or recommended."""
+
+
+class _Judge:
+    """The judge's p99 of designs, running at most ``max_simulations`` new simulations."""
+
+    def __init__(self, max_simulations: int) -> None:
+        self.max_simulations = max_simulations
+        self.simulations = 0
+        self._p99_ms: dict[Workload, float] = {}
+
+    def p99_ms(self, workload: Workload) -> float | None:
+        """The judged p99 (inf if unstable), or None where it needs a simulation past the budget."""
+        if workload not in self._p99_ms:
+            if needs_simulation(workload):
+                if self.simulations >= self.max_simulations:
+                    return None
+                self.simulations += 1
+            self._p99_ms[workload] = judged_p99_ms(workload)
+        return self._p99_ms[workload]
+
+    def meets(self, workload: Workload) -> bool | None:
+        """Whether the judged p99 meets the target, or None past the budget."""
+        p99 = self.p99_ms(workload)
+        return None if p99 is None else p99 <= workload.p99_target_ms
 
 
 @dataclass(frozen=True)
@@ -58,20 +102,25 @@ class HardwareOption:
 
 @dataclass(frozen=True)
 class Design:
-    """One candidate design, judged by the analytic model at the workload's rate."""
+    """One design at the workload's rate: its p99 (the judge's, or the model's grid on the
+    frontier), utilization, the model's accuracy there, and the simulation the p99 is from."""
 
     hardware: HardwareOption
     workload: Workload
     p99_ms: float
     utilization: float
     accuracy: str
-    simulated_p99_ms: float | None = None
+    simulation: SimSummary | None = None
 
     @property
     def cost(self) -> FleetCost:
         return fleet_cost(
             self.workload.replicas, self.hardware.usd_per_hour, self.workload.rate_rps
         )
+
+    @property
+    def is_simulated(self) -> bool:
+        return self.simulation is not None
 
     @property
     def meets_target(self) -> bool:
@@ -95,19 +144,29 @@ class Design:
 
 @dataclass(frozen=True)
 class Advice:
-    """The result of ``advise``: the cheapest design meeting the target (or None), and more."""
+    """The result of ``advise``: the cheapest design the judge passes (or None), and more.
+
+    ``complete`` is False when the simulation budget ran out before every configuration was
+    settled: ``unsettled`` of them might still hold a cheaper design (``best`` is then the
+    cheapest the judge passed among the rest)."""
 
     best: Design | None
-    runners_up: tuple[Design, ...]
     frontier: tuple[Design, ...]
     current: Design
     configurations_searched: int
+    lb_policy: str
+    simulations: int
+    complete: bool
+    unsettled: int
     headroom: float = HEADROOM
 
 
 @dataclass(frozen=True)
 class Lever:
-    """One single change to the current design and what it does."""
+    """One single change to the current design and what it does.
+
+    ``is_judged`` is False where the judge would have simulated past ``LEVER_SIMULATIONS``: the
+    p99 is then the queueing model's (approximate there) and ``meets_target`` is None."""
 
     label: str
     workload: Workload
@@ -116,17 +175,31 @@ class Lever:
     delta_p99_ms: float
     usd_per_hour: float
     delta_usd_per_hour: float
-    meets_target: bool
+    meets_target: bool | None
+    is_judged: bool = True
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An idealized policy beside the current design: what the model says, for comparison."""
+
+    label: str
+    workload: Workload
+    p99_ms: float
+    note: str
 
 
 @dataclass(frozen=True)
 class BreakingPoint:
-    """How far one input can move before the target is missed or the queue is unstable."""
+    """How far one input can move before the target is missed or the queue is unstable.
+
+    ``is_judged`` is False where the simulation budget ran out and the model decided."""
 
     input: str
     factor: float | None
     breaks_as: str
     text: str
+    is_judged: bool = True
 
 
 def price_per_replica_hour(workload: Workload) -> float:
@@ -164,9 +237,34 @@ def hardware_options(workload: Workload) -> tuple[HardwareOption, ...]:
     )
 
 
-def _judge(hardware: HardwareOption, workload: Workload) -> Design:
-    result = queueing.latency(workload)
-    return Design(hardware, workload, result.p99_ms, result.utilization, result.accuracy)
+def _search_policy(workload: Workload) -> Workload:
+    """The workload with a policy a real server runs: the default where it is idealized."""
+    if workload.lb_policy in IDEALIZED_POLICIES:
+        return workload.with_changes(lb_policy=DEFAULT_LB_POLICY)
+    return workload
+
+
+# Inputs the search varies, at the values a search key holds instead.
+_SEARCHED = ("replicas", "gpu", "dynamic_batching", "batch_window_ms", "max_batch_size")
+
+
+def search_key(workload: Workload) -> Workload:
+    """``workload`` with the inputs ``advise`` varies at their defaults: every design of the
+    same traffic, target and prices gets the same search (only ``Advice.current`` differs)."""
+    defaults = {
+        name: NUMERIC_BY_NAME[name].default for name in _SEARCHED if name in NUMERIC_BY_NAME
+    }
+    defaults.update(
+        {name: TOGGLE_BY_NAME[name].default for name in _SEARCHED if name in TOGGLE_BY_NAME}
+    )
+    defaults["replicas"] = int(defaults["replicas"])
+    defaults["max_batch_size"] = int(defaults["max_batch_size"])
+    return workload.with_changes(**defaults)
+
+
+def current_design(workload: Workload) -> Design:
+    """The workload's own design, judged as the Lab judges it."""
+    return _design(_matching_option(workload, hardware_options(workload)), workload)
 
 
 def _configurations(workload: Workload, options, windows_ms, max_batch_sizes):
@@ -183,25 +281,104 @@ def _configurations(workload: Workload, options, windows_ms, max_batch_sizes):
                 )
 
 
-def _sweep(base: Workload, max_replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Replica counts 1..max with the grid p99 and utilization of each, at the base's rate."""
-    counts = np.arange(1, max_replicas + 1, dtype=float)
-    p99 = queueing.p99_grid(base, np.array([base.rate_rps]), counts)[:, 0]
+@dataclass(frozen=True)
+class _Configuration:
+    """One configuration over the searched replica counts, with the model's grid p99 there."""
+
+    hardware: HardwareOption
+    base: Workload
+    counts: np.ndarray
+    model_p99_ms: np.ndarray
+    utilization: np.ndarray
+
+    @property
+    def first_with_headroom(self) -> int:
+        """Index of the fewest counts with headroom (utilization falls as counts grow)."""
+        return int(np.searchsorted(-self.utilization, -(1.0 - HEADROOM), side="left"))
+
+    @property
+    def model_first(self) -> int | None:
+        """Index of the fewest counts the model's grid puts at the target, with headroom."""
+        near = np.flatnonzero(
+            (self.model_p99_ms <= self.base.p99_target_ms * (1 + _GRID_SLACK))
+            & (self.utilization <= 1.0 - HEADROOM)
+        )
+        return int(near[0]) if near.size else None
+
+    def at(self, index: int) -> Workload:
+        return self.base.with_changes(replicas=int(self.counts[index]))
+
+    def model_cost(self) -> float:
+        first = self.model_first
+        return math.inf if first is None else self.counts[first] * self.hardware.usd_per_hour
+
+
+def _configuration(hardware: HardwareOption, base: Workload, counts: np.ndarray) -> _Configuration:
+    p99 = queueing.p99_grid(base, np.array([base.rate_rps]), counts.astype(float))[:, 0]
     per_replica = base.capacity_rps / base.replicas
     utilization = base.rate_rps / (per_replica * counts)
-    return counts, p99, utilization
+    return _Configuration(hardware, base, counts, p99, utilization)
 
 
-def _cheapest_in(hardware: HardwareOption, base: Workload, counts, p99, utilization):
-    """The fewest replicas of one configuration that meet the target with headroom, judged by
-    ``latency`` among the counts the grid puts within ``_GRID_SLACK`` of the target."""
-    target = base.p99_target_ms
-    near = np.flatnonzero((p99 <= target * (1 + _GRID_SLACK)) & (utilization <= 1.0 - HEADROOM))
-    for index in near[:8]:
-        design = _judge(hardware, base.with_changes(replicas=int(counts[index])))
-        if design.meets_target and design.has_headroom:
-            return design
-    return None
+def _fewest_within(config: _Configuration, limit: int, judge: _Judge) -> tuple[int | None, bool]:
+    """The fewest counts (an index at most ``limit``) the judge passes with headroom, and
+    whether that is settled (False when the budget ran out first; a returned index is still one
+    the judge passed). Assumes more replicas never hurt, as ``judged_min_replicas`` does: from
+    the model's answer, growing steps up or down to a bracket, then bisection."""
+    low = config.first_with_headroom - 1  # known to fail (or -1: none below)
+    if limit <= low:
+        return None, True
+    first = config.model_first
+    start = first if first is not None and low < first <= limit else limit
+    verdict = judge.meets(config.at(start))
+    if verdict is None:
+        return None, False
+    high: int | None = start
+    if verdict:
+        step = 1
+        while high - low > 1:
+            probe = max(low + 1, high - step)
+            verdict = judge.meets(config.at(probe))
+            if verdict is None:
+                return high, False
+            if not verdict:
+                low = probe
+                break
+            high, step = probe, step * 2
+    else:
+        low, high, step = start, None, 1
+        while high is None and low < limit:
+            probe = min(limit, low + step)
+            verdict = judge.meets(config.at(probe))
+            if verdict is None:
+                return None, False
+            if verdict:
+                high = probe
+            else:
+                low, step = probe, step * 2
+        if high is None:
+            return None, True
+    while high - low > 1:
+        middle = (low + high) // 2
+        verdict = judge.meets(config.at(middle))
+        if verdict is None:
+            return high, False
+        low, high = (low, middle) if verdict else (middle, high)
+    return high, True
+
+
+def _design(hardware: HardwareOption, workload: Workload) -> Design:
+    """A design judged as the Lab judges it (its simulation where it has one)."""
+    model = latency(workload)
+    simulated = needs_simulation(workload)
+    return Design(
+        hardware,
+        workload,
+        judged_p99_ms(workload),
+        model.utilization,
+        model.accuracy,
+        design_simulation(workload) if simulated else None,
+    )
 
 
 def advise(
@@ -210,84 +387,56 @@ def advise(
     windows_ms: Sequence[float] = WINDOWS_MS,
     max_batch_sizes: Sequence[int] = MAX_BATCH_SIZES,
     max_replicas: int = _REPLICA_LIMIT,
-    simulate_p99: Callable[[Workload], float] | None = None,
-    max_simulations: int = 12,
+    replica_counts: Sequence[int] | None = None,
+    max_simulations: int = MAX_SIMULATIONS,
 ) -> Advice:
-    """The cheapest design meeting ``workload``'s p99 target with ``HEADROOM``, and the frontier.
+    """The cheapest design the judge passes for ``workload``'s target with ``HEADROOM``.
 
     The rate, model, models hosted, popularity, arrival CV, target and LB policy stay the
-    workload's; the search varies the replica kind (``options``), batching on or off, the window
-    (``windows_ms``), the max batch (``max_batch_sizes``) and the replica count (1 to
-    ``max_replicas``). Ties in cost go to the lower p99.
+    workload's (an idealized policy is replaced by the default one); the search varies the
+    replica kind (``options``), batching on or off, the window (``windows_ms``), the max batch
+    (``max_batch_sizes``) and the replica count (``replica_counts``, else 1 to ``max_replicas``).
 
-    With ``simulate_p99`` (a workload's simulated p99), a candidate the model marks approximate
-    must also meet the target in simulation: candidates are tried cheapest first, and one that
-    fails is tried again with a quarter more replicas, up to ``max_simulations`` simulations;
-    then only designs the model is sure of (exact or validated) are taken. ``Design.simulated``
-    holds the simulated p99 of the design returned, where one was run.
+    Configurations are taken in the order of the model's cheapest count in each; each is asked
+    only whether it beats the cheapest design found so far, by the judge (``judged_p99_ms``),
+    so that most cost one verdict at the count just below it. The judge is free where the model
+    is trusted and a simulation elsewhere, at most ``max_simulations`` of them. Ties in cost go
+    to the configuration found first. Assumes a configuration's judged p99 never rises with
+    more replicas. The result, but ``current``, is the same for every workload of one
+    ``search_key``.
     """
     options = tuple(options) if options is not None else hardware_options(workload)
-    candidates: list[Design] = []
-    points: list[tuple[float, float, HardwareOption, Workload, float]] = []
-    searched = 0
-    for hardware, base in _configurations(workload, options, windows_ms, max_batch_sizes):
-        searched += 1
-        counts, p99, utilization = _sweep(base, max_replicas)
-        usable = np.isfinite(p99) & (utilization <= 1.0 - HEADROOM)
-        for index in np.flatnonzero(usable):
-            cost = counts[index] * hardware.usd_per_hour
-            points.append((cost, float(p99[index]), hardware, base, float(counts[index])))
-        design = _cheapest_in(hardware, base, counts, p99, utilization)
-        if design is not None:
-            candidates.append(design)
-    if simulate_p99 is not None:
-        candidates = _confirmed(candidates, simulate_p99, max_simulations, max_replicas)
-    best_per_group: dict[tuple[str, bool], Design] = {}
-    for design in candidates:
-        group = (design.hardware.id, design.workload.dynamic_batching)
-        known = best_per_group.get(group)
-        if known is None or _rank(design) < _rank(known):
-            best_per_group[group] = design
-    ranked = sorted(best_per_group.values(), key=_rank)
-    current = _judge(_matching_option(workload, options), workload)
+    current = _design(_matching_option(workload, options), workload)
+    workload = _search_policy(search_key(workload))
+    if replica_counts is None:
+        counts = np.arange(1, max_replicas + 1)
+    else:
+        counts = np.unique(np.asarray(replica_counts, dtype=int))
+    configs = [
+        _configuration(hardware, base, counts)
+        for hardware, base in _configurations(workload, options, windows_ms, max_batch_sizes)
+    ]
+    configs.sort(key=_Configuration.model_cost)
+    judge = _Judge(max_simulations)
+    best: tuple[HardwareOption, Workload] | None = None
+    best_cost, unsettled = math.inf, 0
+    for config in configs:
+        cheaper = counts * config.hardware.usd_per_hour < best_cost
+        index, settled = _fewest_within(config, int(np.count_nonzero(cheaper)) - 1, judge)
+        unsettled += not settled
+        if index is not None:
+            best = (config.hardware, config.at(index))
+            best_cost = counts[index] * config.hardware.usd_per_hour
     return Advice(
-        best=ranked[0] if ranked else None,
-        runners_up=tuple(ranked[1:5]),
-        frontier=_frontier(points),
+        best=_design(*best) if best is not None else None,
+        frontier=_frontier(configs),
         current=current,
-        configurations_searched=searched,
+        configurations_searched=len(configs),
+        lb_policy=workload.lb_policy,
+        simulations=judge.simulations,
+        complete=unsettled == 0,
+        unsettled=unsettled,
     )
-
-
-def _confirmed(candidates, simulate_p99, max_simulations, max_replicas) -> list[Design]:
-    """Candidates the model is sure of, plus approximate ones a simulation confirmed, in cost
-    order; a failed one is retried with a quarter more replicas while simulations remain."""
-    queue = sorted(candidates, key=_rank)
-    kept: list[Design] = []
-    simulations = 0
-    while queue:
-        design = queue.pop(0)
-        if design.accuracy != "approximate":
-            kept.append(design)
-            continue
-        if simulations >= max_simulations:
-            continue
-        simulations += 1
-        simulated = simulate_p99(design.workload)
-        if simulated <= design.workload.p99_target_ms:
-            kept.append(replace(design, simulated_p99_ms=simulated))
-            continue
-        more = math.ceil(design.workload.replicas * 1.25)
-        if more <= max_replicas:
-            retry = _judge(design.hardware, design.workload.with_changes(replicas=more))
-            if retry.meets_target and retry.has_headroom:
-                queue.append(retry)
-                queue.sort(key=_rank)
-    return kept
-
-
-def _rank(design: Design) -> tuple[float, float]:
-    return (design.cost.usd_per_hour, design.p99_ms)
 
 
 def _matching_option(workload: Workload, options: Sequence[HardwareOption]) -> HardwareOption:
@@ -297,18 +446,30 @@ def _matching_option(workload: Workload, options: Sequence[HardwareOption]) -> H
     return current_hardware(workload)
 
 
-def _frontier(points) -> tuple[Design, ...]:
-    """The cost-p99 Pareto frontier: no other point is as cheap and at least as fast (and
-    strictly better in one). Sorted by cost."""
+def _frontier(configs: Sequence[_Configuration]) -> tuple[Design, ...]:
+    """The model's cost-p99 Pareto frontier over every configuration and count with headroom:
+    no other point is as cheap and at least as fast (and strictly better in one). By cost."""
+    points = []
+    for config in configs:
+        usable = np.isfinite(config.model_p99_ms) & (config.utilization <= 1.0 - HEADROOM)
+        for index in np.flatnonzero(usable):
+            cost = config.counts[index] * config.hardware.usd_per_hour
+            points.append((float(cost), float(config.model_p99_ms[index]), config, int(index)))
     points.sort(key=lambda point: (point[0], point[1]))
     frontier = []
     best_p99 = math.inf
-    for _cost, p99, hardware, base, count in points:
+    for _cost, p99, config, index in points:
         if p99 < best_p99:
             best_p99 = p99
-            workload = base.with_changes(replicas=int(count))
-            utilization = base.rate_rps / (base.capacity_rps / base.replicas * count)
-            frontier.append(Design(hardware, workload, p99, utilization, "grid"))
+            frontier.append(
+                Design(
+                    config.hardware,
+                    config.at(index),
+                    p99,
+                    float(config.utilization[index]),
+                    "grid",
+                )
+            )
     return tuple(frontier)
 
 
@@ -352,110 +513,158 @@ def _lever_changes(workload: Workload) -> list[tuple[str, dict]]:
             changes.append((f"{label} ({count})", {"replicas": count}))
     policy = CHOICE_BY_NAME["lb_policy"]
     for choice in policy.choices:
-        if choice != workload.lb_policy:
+        if choice != workload.lb_policy and choice not in IDEALIZED_POLICIES:
             changes.append((f"Load balancer: {policy.label_of(choice)}", {"lb_policy": choice}))
     return changes
 
 
-def levers(workload: Workload) -> tuple[Lever, ...]:
-    """Every single change to the current design, with its p99 and cost beside the current ones.
+def levers(workload: Workload, max_simulations: int = LEVER_SIMULATIONS) -> tuple[Lever, ...]:
+    """Every single change to the current design, with its judged p99 and cost beside the
+    current ones (the current p99 is the judge's too). Idealized policies are not levers
+    (``comparisons``).
 
-    Sorted: changes that meet the target first (cheapest first), then the rest by p99.
+    Changes are judged in the order of the model's p99 (the likeliest to help first); past
+    ``max_simulations`` a change shows the model's p99 with ``is_judged`` False and no verdict.
+    Sorted: changes the judge passes first (cheapest first), then the rest by p99.
     """
-    now = queueing.latency(workload)
+    now_p99 = judged_p99_ms(workload)
     now_cost = workload_cost(workload).usd_per_hour
-    out = []
-    seen = set()
+    changed_designs: dict[Workload, str] = {}
     for label, change in _lever_changes(workload):
-        changed = workload.with_changes(**change)
-        if changed in seen:  # e.g. "one fewer" and "a quarter fewer" of two replicas
-            continue
-        seen.add(changed)
-        result = queueing.latency(changed)
+        # e.g. "one fewer" and "a quarter fewer" of two replicas are one design
+        changed_designs.setdefault(workload.with_changes(**change), label)
+    judge = _Judge(max_simulations)
+    out = []
+    for changed in sorted(changed_designs, key=lambda w: latency(w).p99_ms):
+        judged = judge.p99_ms(changed)
+        p99 = judged if judged is not None else latency(changed).p99_ms
         cost = workload_cost(changed).usd_per_hour
         out.append(
             Lever(
-                label=label,
+                label=changed_designs[changed],
                 workload=changed,
                 hardware=current_hardware(changed),
-                p99_ms=result.p99_ms,
-                delta_p99_ms=result.p99_ms - now.p99_ms,
+                p99_ms=p99,
+                delta_p99_ms=p99 - now_p99 if judged is not None else math.nan,
                 usd_per_hour=cost,
                 delta_usd_per_hour=cost - now_cost,
-                meets_target=result.is_stable and result.p99_ms <= workload.p99_target_ms,
+                meets_target=None if judged is None else judged <= workload.p99_target_ms,
+                is_judged=judged is not None,
             )
         )
     out.sort(
         key=lambda lever: (
-            not lever.meets_target,
+            lever.meets_target is not True,
             lever.usd_per_hour if lever.meets_target else lever.p99_ms,
         )
     )
     return tuple(out)
 
 
+def comparisons(workload: Workload) -> tuple[Comparison, ...]:
+    """The idealized policies beside the current design, by the model: how much the balancer
+    costs in p99, not something to build (no server runs them)."""
+    policy = CHOICE_BY_NAME["lb_policy"]
+    out = []
+    for choice in IDEALIZED_POLICIES:
+        if choice == workload.lb_policy:
+            continue
+        changed = workload.with_changes(lb_policy=choice)
+        out.append(
+            Comparison(
+                label=policy.label_of(choice),
+                workload=changed,
+                p99_ms=latency(changed).p99_ms,
+                note="an idealization no server runs: one fleet-wide queue and batcher",
+            )
+        )
+    return tuple(out)
+
+
 # --- what breaks first ----------------------------------------------------------------------
 
 
-def _breaks(workload: Workload) -> str | None:
-    result = queueing.latency(workload)
-    if not result.is_stable:
-        return "unstable"
-    if result.p99_ms > workload.p99_target_ms:
-        return "over target"
-    return None
+def _breaks(workload: Workload, judge: _Judge) -> tuple[str | None, bool]:
+    """How the design breaks by the judge ('unstable', 'over target' or None), and whether the
+    judge decided (False: the budget ran out and the model did)."""
+    judged = judge.p99_ms(workload)
+    p99 = judged if judged is not None else latency(workload).p99_ms
+    if not math.isfinite(p99):
+        how = "unstable"
+    elif p99 > workload.p99_target_ms:
+        how = "over target"
+    else:
+        how = None
+    return how, judged is not None
 
 
-def _scale_until_break(workload: Workload, field: str, integer: bool = False) -> BreakingPoint:
+_MODEL_NOTE = " (queueing model, approximate: simulation budget spent)"
+
+
+def _scale_until_break(
+    workload: Workload, field: str, judge: _Judge, integer: bool = False
+) -> BreakingPoint:
     spec = NUMERIC_BY_NAME[field]
     start = float(getattr(workload, field))
     label = spec.label
-    if _breaks(workload):
-        return BreakingPoint(label, 1.0, _breaks(workload) or "", f"{label}: already broken now")
-    limit = spec.maximum / start
+    all_judged = True
 
-    def at(factor: float) -> Workload:
+    def breaks(factor: float) -> str | None:
+        nonlocal all_judged
         value = start * factor
-        return workload.with_changes(**{field: round(value) if integer else value})
+        how, judged = _breaks(
+            workload.with_changes(**{field: round(value) if integer else value}), judge
+        )
+        all_judged = all_judged and judged
+        return how
 
+    def point(factor: float | None, how: str, text: str) -> BreakingPoint:
+        return BreakingPoint(
+            label, factor, how, text + ("" if all_judged else _MODEL_NOTE), all_judged
+        )
+
+    now = breaks(1.0)
+    if now:
+        return point(1.0, now, f"{label}: already broken now")
+    limit = spec.maximum / start
     lo, hi = 1.0, 2.0
-    while hi < limit and _breaks(at(hi)) is None:
+    while hi < limit and breaks(hi) is None:
         lo, hi = hi, hi * 2.0
     if hi >= limit:
         hi = limit
-        if _breaks(at(hi)) is None:
-            return BreakingPoint(
-                label,
-                None,
-                "",
-                f"{label}: holds up to its maximum ({spec.maximum:g}, ×{limit:.3g})",
+        if breaks(hi) is None:
+            return point(
+                None, "", f"{label}: holds up to its maximum ({spec.maximum:g}, ×{limit:.3g})"
             )
-    for _ in range(30):
+    while hi / lo > _BREAK_PRECISION:
         mid = math.sqrt(lo * hi)
-        if _breaks(at(mid)) is None:
+        if breaks(mid) is None:
             lo = mid
         else:
             hi = mid
-        if hi / lo < 1.005:
-            break
-    how = _breaks(at(hi)) or ""
-    return BreakingPoint(label, hi, how, f"{label} ×{hi:.2f} ({how})")
+    how = breaks(hi) or ""
+    return point(hi, how, f"{label} ×{hi:.2f} ({how})")
 
 
-def breaking_points(workload: Workload) -> tuple[BreakingPoint, ...]:
+def breaking_points(
+    workload: Workload, max_simulations: int = BREAKING_SIMULATIONS
+) -> tuple[BreakingPoint, ...]:
     """For rate, model latency, models hosted and target (and one replica lost): the factor at
-    which the target is first missed or the queue becomes unstable (``None``: never in range).
+    which the judge first says the target is missed or the queue is unstable (``None``: never
+    in range), bracketed to within 1%. Past ``max_simulations`` the model decides, and the
+    point says so.
 
-    For the target the factor is how far it can shrink (the p99 is already known)."""
+    For the target the factor is how far it can shrink (the judged p99 is already known)."""
+    judge = _Judge(max_simulations)
     points = [
-        _scale_until_break(workload, "rate_rps"),
-        _scale_until_break(workload, "model_latency_ms"),
-        _scale_until_break(workload, "models_hosted", integer=True),
+        _scale_until_break(workload, "rate_rps", judge),
+        _scale_until_break(workload, "model_latency_ms", judge),
+        _scale_until_break(workload, "models_hosted", judge, integer=True),
     ]
-    result = queueing.latency(workload)
+    p99 = judged_p99_ms(workload)
     target = workload.p99_target_ms
-    if result.is_stable and result.p99_ms <= target:
-        shrink = target / result.p99_ms
+    if p99 <= target:
+        shrink = target / p99
         points.append(
             BreakingPoint(
                 "p99 target", 1.0 / shrink, "over target", f"p99 target ÷{shrink:.2f} (over target)"
@@ -464,10 +673,15 @@ def breaking_points(workload: Workload) -> tuple[BreakingPoint, ...]:
     else:
         points.append(BreakingPoint("p99 target", 1.0, "over target", "p99 target: already missed"))
     if workload.replicas > 1:
-        lost = workload.with_changes(replicas=workload.replicas - 1)
-        how = _breaks(lost)
+        how, judged = _breaks(workload.with_changes(replicas=workload.replicas - 1), judge)
         text = "One replica lost: " + (how if how else "still meets the target")
         points.append(
-            BreakingPoint("one replica lost", None if how is None else 1.0, how or "", text)
+            BreakingPoint(
+                "one replica lost",
+                None if how is None else 1.0,
+                how or "",
+                text + ("" if judged else _MODEL_NOTE),
+                judged,
+            )
         )
     return tuple(points)

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from apptest_helpers import ADVICE_PAGE, assert_no_exception, open_app, sidebar_value
+import pytest
+from apptest_helpers import (
+    ADVICE_PAGE,
+    LAB_PAGE,
+    assert_no_exception,
+    headline_metrics,
+    open_app,
+    sidebar_value,
+)
 
 from sdlab_model.advice.search import advise, breaking_points, levers
+from sdlab_model.assessment import judge
+from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
+from sdlab_ui.state import url_params
 
 
-def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
+def test_advice_page_shows_the_judged_recommendation_and_uses_it_on_click():
     query = {"rate_rps": "5000", "replicas": "10"}
     app = open_app(query, page=ADVICE_PAGE)
     assert_no_exception(app)
@@ -20,6 +31,11 @@ def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
     assert shown["Cost"] == f"${best.cost.usd_per_hour:,.2f}/h", f"cost shown {shown['Cost']}"
     table = app.dataframe[0].value
     assert list(table["change"]) == [lever.label for lever in levers(workload)], "levers differ"
+    assert not any("central queue" in change.lower() for change in table["change"]), (
+        "an idealized policy is offered as a lever"
+    )
+    captions = " ".join(c.value for c in app.caption)
+    assert "For comparison, not a lever: One central queue (idealized)" in captions, captions
     text = " ".join(m.value for m in app.markdown)
     for point in breaking_points(workload):
         assert point.text in text, f"breaking point missing: {point.text}"
@@ -27,6 +43,30 @@ def test_advice_page_shows_the_models_recommendation_and_uses_it_on_click():
     assert_no_exception(app)
     assert sidebar_value(app, "replicas") == best.workload.replicas, "the design was not loaded"
     assert sidebar_value(app, "dynamic_batching") == best.workload.dynamic_batching
+
+
+@pytest.mark.parametrize("card_id", ["registry-canary", "multi-model-scale"])
+def test_the_recommended_design_loaded_into_the_lab_shows_the_same_p99_and_pass(card_id):
+    # Card 4's and card 5's recommended designs are simulated (the model is approximate there).
+    workload = SCENARIO_BY_ID[card_id].workload()
+    app = open_app(url_params(workload, "queueing"), page=ADVICE_PAGE)
+    assert_no_exception(app)
+    advice_p99 = {m.label: m.value for m in app.metric if m.label.startswith("p99")}
+    assert len(advice_p99) == 1, f"expected one recommended p99, found {advice_p99}"
+    ((advice_label, advice_value),) = advice_p99.items()
+    assert advice_label == "p99 (simulated)", f"{card_id}: the recommended p99 is {advice_label}"
+    app.button(key="advice.use").click().run()
+    app.switch_page(LAB_PAGE).run()
+    assert_no_exception(app)
+    ((lab_label, (lab_value, tone, delta)),) = [
+        item for item in headline_metrics(app).items() if item[0].startswith("p99")
+    ]
+    assert (lab_label, lab_value) == (advice_label, advice_value), (
+        f"{card_id}: Advice shows {advice_label} {advice_value}, the Lab {lab_label} {lab_value}"
+    )
+    assert tone == "good", f"{card_id}: Advice recommends it, the Lab marks it {tone} ({delta})"
+    loaded = app.session_state["sdlab.workload"]
+    assert judge(loaded).meets_target, f"{card_id}: the judge fails the recommended design"
 
 
 def test_advice_page_says_so_when_nothing_meets_the_target():
@@ -112,3 +152,20 @@ def test_default_prices_are_the_catalogs_figures():
     g5 = hardware_by_id("aws-g5-xlarge")
     assert cpu == round(c7i.usd_per_hour * workers / c7i.slots, 6), "CPU default drifted"
     assert gpu == round(g5.usd_per_hour * instances / g5.slots, 6), "GPU default drifted"
+
+
+def test_the_page_says_when_the_simulation_budget_ran_out(monkeypatch):
+    from sdlab_ui import advice_panel
+
+    def starved(key: Workload):
+        return advise(key, max_simulations=0)
+
+    monkeypatch.setattr(advice_panel, "advise", starved)
+    # Card 4 at a rate no other test uses (the search is cached per traffic).
+    workload = SCENARIO_BY_ID["registry-canary"].workload().with_changes(rate_rps=61_000)
+    app = open_app(url_params(workload, "queueing"), page=ADVICE_PAGE)
+    assert_no_exception(app)
+    warnings = " ".join(w.value for w in app.warning)
+    assert "simulation budget" in warnings and "ran out" in warnings, f"warnings: {warnings!r}"
+    labels = [m.label for m in app.metric]
+    assert "p99 (simulated)" not in labels, "a design the budget did not simulate reads simulated"

@@ -472,3 +472,43 @@ def test_small_multiple_titles_fit_a_phones_panel():
     for title in titles:
         lines = figures.panel_title(title).split("<br>")
         assert max(len(line) for line in lines) <= 14, f"title too wide for a phone: {lines}"
+
+
+def _numbers(value) -> list[float]:
+    """A plotly array as the page sends it: a list, or a typed binary array."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return data.astype(float).ravel().tolist()
+    return [math.nan if v is None else float(v) for v in np.asarray(value, float).ravel()]
+
+
+def test_with_the_target_as_an_axis_the_page_draws_each_columns_line_and_frontier():
+    """Issue 21: on card 5 with the p99 target on the x axis, the fewest-replicas frontier falls
+    as the target loosens, and the red line sits where p99 crosses each column's own target."""
+    import itertools
+
+    from sdlab_model.scenarios import SCENARIO_BY_ID
+    from sdlab_ui.state import url_params
+
+    card = SCENARIO_BY_ID["multi-model-scale"].workload()
+    app = open_app(url_params(card, "queueing"), page=HEATMAPS_PAGE)
+    app.selectbox(key="heatmap.x_axis").set_value("p99_target_ms").run()
+    app.selectbox(key="heatmap.y_axis").set_value("replicas").run()
+    assert_no_exception(app)
+    assert "the red line is the p99 target (each cell's own)" in app.caption[0].value
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    frontier = next(
+        t for t in spec["data"] if t.get("name") == "fewest replicas meeting the target"
+    )
+    targets, fewest = _numbers(frontier["x"]), _numbers(frontier["y"])
+    met = [(t, n) for t, n in zip(targets, fewest, strict=True) if math.isfinite(n)]
+    assert len({n for _, n in met}) > 3, f"the frontier is flat over the targets: {met}"
+    assert all(a[1] >= b[1] for a, b in itertools.pairwise(met)), (
+        f"a looser target must never need more replicas: {met}"
+    )
+    (contour,) = [t for t in spec["data"] if t.get("type") == "contour"]
+    assert contour["contours"]["start"] == 0.0, "the line is not at p99 = the cell's target"
