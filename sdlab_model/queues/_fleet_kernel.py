@@ -2,7 +2,7 @@
 
 Imported lazily by ``sdlab_model.queues.fleet`` so that ``import sdlab_model`` neither imports
 numba nor compiles anything; ``python3 dev.py run`` compiles them into numba's disk cache before
-the server starts (``_tail_kernel.warm_up``: ~8 s of CPU with an empty cache, 0.04 s to load).
+the server starts (``sdlab_model.queues.warmup``).
 
 Why compiled: one fresh ``evaluate`` calls ``batched_quantile`` about five times on 1 to 32 cells
 of 1 to 12 model classes. The numpy version ran some 60 array operations per call (plus up to

@@ -6,7 +6,8 @@ They are ``mdc.decay_rate`` (Newton), ``mdc_grid.log_tail_constant`` and
 
 Imported lazily by ``sdlab_model.queues.mdc``, ``mdc_grid`` and ``batching`` so that
 ``import sdlab_model`` neither imports numba nor compiles anything; ``python3 dev.py run``
-compiles these into numba's disk cache before the server starts (``warm_up``).
+compiles these into numba's disk cache before the server starts
+(``sdlab_model.queues.warmup``). A leaf: it imports no other module of the model.
 
 Why compiled: one fresh ``evaluate`` runs these on 3 to 32 cells, inside iterative loops (up to
 40 Newton steps of a dozen array operations each). On arrays that small numpy's cost is its
@@ -309,23 +310,3 @@ def mixture_quantile_rows(
                 break
         out[r] = t
     return out
-
-
-def warm_up() -> None:
-    """Compile every kernel for the argument types the model passes (into the disk cache).
-
-    Through the public functions, so that the types are theirs (the tail-constant table, say,
-    is a read-only array, a type of its own to numba). ``fleet.batched_quantile`` compiles
-    ``_fleet_kernel``'s loop (which calls these kernels with its own arrays).
-    """
-    from sdlab_model.queues import batching, fleet, mdc, mdc_grid
-    from sdlab_model.workload import Workload
-
-    cells = np.array([4.0, 32.0])
-    mdc.decay_rate(cells, cells / 2.0)
-    mdc_grid.log_tail_constant(cells, np.array([0.3, 0.9]))
-    block = np.ones((2, 3))
-    batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)
-    batching.quantile_from_table(cells, cells, cells, cells, 0.01)
-    fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)
-    fleet.unbatched_quantile(Workload(dynamic_batching=False), cells, cells / 4.0, 0.99)
