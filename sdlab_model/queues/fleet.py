@@ -170,9 +170,7 @@ def unbatched_quantile(
         *_replica_arguments(workload, rate, count),
         float(workload.single_request_ms),
         _tail_rows(_tails(q, rate.shape), rate.size),
-        mdc_grid._SERVERS,
-        mdc_grid._LOAD_V,
-        mdc_grid._LOG_C,
+        *mdc_grid.KERNEL_TABLE,
     )
     return FleetLatency(*(part.reshape(rate.shape) for part in parts))
 
@@ -230,7 +228,7 @@ def batched_quantile(
     tails = _tails(q, cell_shape, int(size_cap))
     use_table = use_table and classes.share.size == 1 and np.ndim(tails.tail) == 0
     quantile_table = (
-        batching._standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
+        batching.standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
     )
     service = np.array(
         [
@@ -249,11 +247,9 @@ def batched_quantile(
         _tail_rows(tails, rate.size),
         use_table,
         quantile_table,
-        _QUANTILE_TABLE_NODES,
-        mdc_grid._SERVERS,
-        mdc_grid._LOAD_V,
-        mdc_grid._LOG_C,
-        2 * batching._NEWTON_STEPS,
+        batching.QUANTILE_TABLE_NODES,
+        *mdc_grid.KERNEL_TABLE,
+        2 * batching.NEWTON_STEPS,
         _HOLD_BISECTION_STEPS,
     )
     return FleetLatency(*(part.reshape(cell_shape) for part in parts))
@@ -261,13 +257,6 @@ def batched_quantile(
 
 _NO_TABLE = np.zeros((2, 2))
 """``batched_quantile``'s stand-in for the quantile table where it is not used (one type)."""
-
-_QUANTILE_TABLE_NODES = (
-    batching._TABLE_SPREAD,
-    batching._LOG_TABLE_SPREAD,
-    batching._TABLE_FIRST_SHARE,
-    batching._LOG_TABLE_FIRST_SHARE,
-)
 
 _POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
 """``_fleet_kernel``'s ``POLICY_*`` codes by the policy a replica's arrivals follow."""
