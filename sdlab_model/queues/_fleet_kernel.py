@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.queues._tail_kernel import (
     _compile,
     _row_sum,
@@ -35,7 +36,9 @@ from sdlab_model.queues._tail_kernel import (
     quantile_from_table_cells,
 )
 
-POLICY_RANDOM, POLICY_ROUND_ROBIN, POLICY_CENTRAL = 0, 1, 2
+POLICY_RANDOM = int(Policy.RANDOM)
+POLICY_ROUND_ROBIN = int(Policy.ROUND_ROBIN)
+POLICY_CENTRAL = int(Policy.CENTRAL_QUEUE)
 """``policy`` codes: how a replica's arrival SCV follows from the fleet's (``fleet``'s doc)."""
 
 SLOT_LIMITED_SATURATION = 1.0

@@ -38,6 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.queues import batching, mdc_grid
 from sdlab_model.workload import Workload
 
@@ -258,9 +259,6 @@ def batched_quantile(
 _NO_TABLE = np.zeros((2, 2))
 """``batched_quantile``'s stand-in for the quantile table where it is not used (one type)."""
 
-_POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
-"""``_fleet_kernel``'s ``POLICY_*`` codes by the policy a replica's arrivals follow."""
-
 _HOLD_BISECTION_STEPS = 32
 """Steps of the holding time's bisection on a log scale, 1e-9 to 1e9 ms
 (``_fleet_kernel.saturation_hold_cells``)."""
@@ -272,7 +270,7 @@ def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) 
     return (
         np.array(rate, dtype=float, order="C").ravel(),
         np.array(count, dtype=float, order="C").ravel(),
-        _POLICY_CODES[_replica_policy(workload)],
+        int(Policy.of(_replica_policy(workload))),
         float(workload.arrival_cv * workload.arrival_cv),
         float(workload.slots_per_replica),
     )

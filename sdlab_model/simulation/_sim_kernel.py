@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sdlab_model.policies import Policy
+
 
 def _compile(function):
     """``njit(cache=True)``, or plain ``njit`` where no cache directory is writable.
@@ -121,9 +123,9 @@ def _run_batching_queue(
 run_batching_queue = _compile(_run_batching_queue)
 
 
-POLICY_RANDOM = 0
-POLICY_ROUND_ROBIN = 1
-POLICY_LEAST_REQUEST = 2
+POLICY_RANDOM = int(Policy.RANDOM)
+POLICY_ROUND_ROBIN = int(Policy.ROUND_ROBIN)
+POLICY_LEAST_REQUEST = int(Policy.LEAST_REQUEST)
 
 
 def _heap_push(times, ranks, owners, payloads, size, time, rank, owner, payload):
@@ -396,9 +398,9 @@ def _run_fleet(
             now = arrival_ms[next_arrival]
             request = next_arrival
             next_arrival += 1
-            if policy == 1:
+            if policy == POLICY_ROUND_ROBIN:
                 replica = request % replicas
-            elif policy == 2:
+            elif policy == POLICY_LEAST_REQUEST:
                 replica = first_choice[request]
                 other = second_choice[request]
                 if unfinished[other] < unfinished[replica]:
