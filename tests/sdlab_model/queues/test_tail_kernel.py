@@ -154,7 +154,7 @@ def test_row_sum_adds_in_numpys_order():
     rng = np.random.default_rng(SEED + 3)
     for width in range(1, 20):
         rows = rng.normal(size=(50, width)) * 10.0 ** rng.uniform(-6, 6, (50, width))
-        sums = [_tail_kernel._row_sum(row) for row in rows]
+        sums = [_tail_kernel.row_sum(row) for row in rows]
         assert np.array_equal(sums, rows.sum(axis=-1)), f"sum of {width} terms differs from numpy"
 
 
@@ -209,7 +209,7 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
         assert source.count(old) == 1, f"{mutation}: target not unique: {old!r}"
         source = source.replace(old, new)
     namespace = {"__name__": "mutant_tail_kernel"}
-    exec(compile(source.replace("@_compile\n", ""), "mutant", "exec"), namespace)
+    exec(compile(source.replace("@compile_kernel\n", ""), "mutant", "exec"), namespace)
     monkeypatch.setattr(_tail_kernel, kernel, namespace[kernel])
     assert mismatches_of(), f"the comparison did not notice the mutant: {mutation}"
 
@@ -226,6 +226,6 @@ def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
 
     monkeypatch.setattr(_tail_kernel, "njit", fake_njit)
     function = getattr(_tail_kernel._clamp, "py_func", _tail_kernel._clamp)  # the JIT may be off
-    compiled = _tail_kernel._compile(function)
+    compiled = _tail_kernel.compile_kernel(function)
     assert calls == [True, False], f"expected a cached try then an uncached compile, got {calls}"
     assert compiled is function, "the fallback should compile the same function"
