@@ -22,40 +22,30 @@ def test_every_policy_has_one_code_of_its_own():
         assert Policy.of(name).name.lower() == name, f"Policy.of({name!r}) is {Policy.of(name)!r}"
 
 
-def _names(node: ast.AST) -> str:
-    return ast.unparse(node).lower()
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _is_policy_literal(node: ast.AST) -> bool:
+    """``policy == 2``, ``1 if lb_policy == "round_robin" else 0``, ``{"random": 0}``."""
+    if isinstance(node, ast.Compare):
+        sides = [node.left, *node.comparators]
+        return any("policy" in ast.unparse(side).lower() for side in sides) and any(
+            _is_int(side) for side in sides
+        )
+    if isinstance(node, ast.IfExp):
+        return "policy" in ast.unparse(node.test) and _is_int(node.body) and _is_int(node.orelse)
+    if isinstance(node, ast.Dict):
+        return any(
+            isinstance(key, ast.Constant) and key.value in LB_POLICIES and _is_int(value)
+            for key, value in zip(node.keys, node.values, strict=True)
+        )
+    return False
 
 
 def policy_literals(source: str) -> list[str]:
-    """Comparisons of something named ``*policy*`` with an int literal, ints chosen by a
-    comparison with a policy's name (``1 if lb_policy == "round_robin" else 0``) and ints keyed
-    by policy names (``{"random": 0}``)."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare):
-            sides = [node.left, *node.comparators]
-            if any("policy" in _names(side) for side in sides) and any(
-                isinstance(side, ast.Constant) and type(side.value) is int for side in sides
-            ):
-                found.append(ast.unparse(node))
-        elif (
-            isinstance(node, ast.IfExp)
-            and "policy" in _names(node.test)
-            and all(
-                isinstance(branch, ast.Constant) and type(branch.value) is int
-                for branch in (node.body, node.orelse)
-            )
-        ):
-            found.append(ast.unparse(node))
-        elif isinstance(node, ast.Dict) and any(
-            isinstance(key, ast.Constant)
-            and key.value in LB_POLICIES
-            and isinstance(value, ast.Constant)
-            and type(value.value) is int
-            for key, value in zip(node.keys, node.values, strict=True)
-        ):
-            found.append(ast.unparse(node))
-    return found
+    """Every policy code written as a number in ``source`` (see ``_is_policy_literal``)."""
+    return [ast.unparse(node) for node in ast.walk(ast.parse(source)) if _is_policy_literal(node)]
 
 
 def test_the_scan_sees_a_literal_code():
