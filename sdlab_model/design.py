@@ -873,6 +873,15 @@ def _dedicated_cost_text(usd_per_hour: float) -> str:
     return f"${usd_per_hour:,.2f}/h dedicated"
 
 
+def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
+    """The residency numbers the packing decision uses, short enough for the GPU pool's node:
+    how many models fit on a replica and how often a packed LRU replica finds its model."""
+    fit = f"{packing.models_fit_per_replica} of {models_hosted:,} models fit"
+    if math.isinf(packing.packed_p99_ms):
+        return f"{fit} · LRU thrashes (∞)"
+    return f"{fit} · LRU hit {packing.packed_hit_ratio:.0%}"
+
+
 def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reasons):
     """The packing decision, its reason and meter text from the residency model's numbers."""
     models = workload.models_hosted

@@ -22,11 +22,11 @@ from sdlab_model.advice.search import workload_cost
 from sdlab_model.architecture import (
     FLOW_LEGEND,
     legend_entries,
-    packing_note,
     path_text,
     to_dot,
 )
 from sdlab_model.assessment import Assessment
+from sdlab_model.design import packing_note
 from sdlab_ui import cache, deferred, report, runs, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 
