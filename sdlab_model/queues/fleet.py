@@ -228,9 +228,7 @@ def batched_quantile(
     size_cap = float(workload.effective_max_batch_size)
     tails = _tails(q, cell_shape, int(size_cap))
     use_table = use_table and classes.share.size == 1 and np.ndim(tails.tail) == 0
-    quantile_table = (
-        batching.standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
-    )
+    quantile_table = batching.standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
     service = np.array(
         [
             workload.single_request_ms,
