@@ -1,4 +1,5 @@
-"""No import circles in ``sdlab_model`` or ``sdlab_ui``.
+"""Modules and what they take from each other: no import circles in ``sdlab_model`` or
+``sdlab_ui``, and no module reads another's private names.
 
 A static walk of every module's imports, at the top and inside functions alike (an import inside
 a function hides a circle from ``import`` but not from a reader): module ``a`` depends on ``b``
@@ -6,6 +7,10 @@ when ``a`` names ``b`` in an ``import`` or ``from ... import`` (``from p import 
 module of ``p`` names ``m``; ``from p import name`` names ``p``). Loading a package's
 ``__init__`` on the way to one of its modules does not count: a facade that re-exports its
 package would otherwise close a circle with every module in it.
+
+A private name is one with a leading underscore. A private *module* (``_tail_kernel``) may be
+imported by its callers, which then use its public names; ``module._name`` and
+``from module import _name`` of anything that is not a module are another module's insides.
 """
 
 from __future__ import annotations
@@ -136,4 +141,75 @@ def test_sdlab_ui_has_no_import_circle():
     assert not found, (
         "import circles in sdlab_ui other than the known ones (SDLAB_UI_KNOWN_CIRCLES: "
         f"{sorted(SDLAB_UI_KNOWN_CIRCLES)}):\n" + _describe(found)
+    )
+
+
+def _resolved(node: ast.AST, bound: dict[str, str]) -> str:
+    """The module a name or dotted attribute stands for (``""`` if none of ours)."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id, "")
+    if isinstance(node, ast.Attribute):
+        parent = _resolved(node.value, bound)
+        return f"{parent}.{node.attr}" if parent else ""
+    return ""
+
+
+def private_reads(name: str, source: str, known: set[str]) -> list[str]:
+    """Private names of other modules of ``known`` that module ``name``'s ``source`` reads."""
+    tree = ast.parse(source)
+    bound: dict[str, str] = {}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in known:
+                    bound[alias.asname or alias.name] = full
+                elif node.module in known and node.module != name and _is_private(alias.name):
+                    found.append(f"from {node.module} import {alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            module = _resolved(node.value, bound)
+            if module in known and module != name and f"{module}.{node.attr}" not in known:
+                found.append(f"{module}.{node.attr}")
+    return sorted(set(found))
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_the_private_name_scan_sees_both_forms():
+    known = {"p", "p.a", "p._kernel"}
+    source = (
+        "from p import a, _kernel\n"
+        "from p.a import _hidden\n"
+        "import p.a\n"
+        "x = a._table + p.a._other + _kernel.run + a.public\n"
+    )
+    assert private_reads("p.b", source, known) == [
+        "from p.a import _hidden",
+        "p.a._other",
+        "p.a._table",
+    ], f"the scan found {private_reads('p.b', source, known)}"
+
+
+def test_no_module_reads_another_modules_private_names():
+    files = {
+        name: path
+        for package in ("sdlab_model", "sdlab_ui")
+        for name, path in module_files(package).items()
+    }
+    offenders = {
+        name: reads
+        for name, path in files.items()
+        if (reads := private_reads(name, path.read_text(), set(files)))
+    }
+    assert not offenders, "modules reading others' private names:\n" + "\n".join(
+        f"{name}: {', '.join(reads)}" for name, reads in sorted(offenders.items())
     )
