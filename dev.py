@@ -174,10 +174,7 @@ def upgrade() -> int:
     return status
 
 
-_WARM_KERNELS = (
-    "from sdlab_model.queues.mdc import MdcWait; MdcWait.solve(2, 1.0); "
-    "from sdlab_model.queues._tail_kernel import warm_up; warm_up()"
-)
+_WARM_KERNELS = "from sdlab_model.queues.warmup import warm_up; warm_up()"
 _WARM_SIMULATOR = (
     "from sdlab_model import Workload, simulate; "
     "[simulate(Workload(**changes), n_requests=2000) for changes in "

@@ -13,17 +13,12 @@ from __future__ import annotations
 
 import html
 import itertools
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import graphviz
-
-if TYPE_CHECKING:
-    from sdlab_model.design import PackingNumbers
 
 NodeState = str
 FlowState = str
@@ -317,15 +312,3 @@ def _build_dot(
         graph.edge(source, destination, **attrs)
 
     return graph.source
-
-
-def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
-    """The residency numbers the packing decision uses, short enough for the GPU pool's node:
-    how many models fit on a replica and how often a packed LRU replica finds its model, or,
-    where routing by model is the placement that meets the target, how many replicas it takes."""
-    fit = f"{packing.models_fit_per_replica} of {models_hosted:,} models fit"
-    if packing.recommended == "model_aware" and packing.recommended_replicas is not None:
-        return f"{fit} · routed by model on {packing.recommended_replicas:,} replicas, no loads"
-    if math.isinf(packing.packed_p99_ms):
-        return f"{fit} · LRU thrashes (∞)"
-    return f"{fit} · LRU hit {packing.packed_hit_ratio:.0%}"

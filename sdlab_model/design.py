@@ -886,6 +886,18 @@ def _dedicated_cost_text(usd_per_hour: float) -> str:
     return f"${usd_per_hour:,.2f}/h dedicated"
 
 
+def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
+    """The residency numbers the packing decision uses, short enough for the GPU pool's node:
+    how many models fit on a replica and how often a packed LRU replica finds its model, or,
+    where routing by model is the placement that meets the target, how many replicas it takes."""
+    fit = f"{packing.models_fit_per_replica} of {models_hosted:,} models fit"
+    if packing.recommended == "model_aware" and packing.recommended_replicas is not None:
+        return f"{fit} · routed by model on {packing.recommended_replicas:,} replicas, no loads"
+    if math.isinf(packing.packed_p99_ms):
+        return f"{fit} · LRU thrashes (∞)"
+    return f"{fit} · LRU hit {packing.packed_hit_ratio:.0%}"
+
+
 def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reasons):
     """The packing decision, its reason and meter text from the residency model's numbers."""
     models = workload.models_hosted

@@ -22,11 +22,11 @@ from sdlab_model.advice.search import workload_cost
 from sdlab_model.architecture import (
     FLOW_LEGEND,
     legend_entries,
-    packing_note,
     path_text,
     to_dot,
 )
 from sdlab_model.assessment import Assessment
+from sdlab_model.design import packing_note
 from sdlab_ui import cache, deferred, report, runs, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 
@@ -269,7 +269,8 @@ def headline(result: Assessment, *, header: bool = False) -> None:
     if result.is_simulated:
         interval = result.simulation.interval_text()
         st.caption(
-            f"p50/p95/p99 {result.p99_source}" + (f" ({interval})" if interval else "")
+            f"p50/p95/p99 {result.p99_source}"
+            + (f" ({interval})" if interval else "")
             + f": {result.accuracy_note}"
         )
     elif result.p50_ms is None:

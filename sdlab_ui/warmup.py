@@ -1,7 +1,7 @@
 """The model's compiled kernels, ready before a page needs them, with a word while they compile.
 
-Every queueing evaluation runs numba kernels (``sdlab_model.queues._tail_kernel``, and the exact
-M/D/c solve's ``_mdc_kernel``). numba compiles them on first use, or loads them from its disk
+Every queueing evaluation runs numba kernels (``sdlab_model.queues``'s, compiled by
+``sdlab_model.queues.warmup``). numba compiles them on first use, or loads them from its disk
 cache. ``python3 dev.py run`` compiles them before it serves, but Streamlit Community Cloud runs
 ``streamlit run app.py`` directly, so after a deploy the first page to evaluate anything would
 wait for the compiler with nothing on the screen: measured on a 2-core machine at 14.6 s to the
@@ -30,11 +30,9 @@ WAIT_MESSAGE = (
 def _compile() -> None:
     try:
         # Imported here: `import sdlab_ui` must not import numba before a page needs it.
-        from sdlab_model.queues._tail_kernel import warm_up
-        from sdlab_model.queues.mdc import MdcWait
+        from sdlab_model.queues.warmup import warm_up
 
         warm_up()
-        MdcWait.solve(2, 1.0)
     finally:
         _done.set()  # a failure shows where the kernels are used, with its own message
 

@@ -2,14 +2,14 @@
 
 Imported lazily by ``sdlab_model.queues.fleet`` so that ``import sdlab_model`` neither imports
 numba nor compiles anything; ``python3 dev.py run`` compiles them into numba's disk cache before
-the server starts (``_tail_kernel.warm_up``: ~8 s of CPU with an empty cache, 0.04 s to load).
+the server starts (``sdlab_model.queues.warmup``).
 
 Why compiled: one fresh ``evaluate`` calls ``batched_quantile`` about five times on 1 to 32 cells
 of 1 to 12 model classes. The numpy version ran some 60 array operations per call (plus up to
 32 bisection steps of several more for the holding time), each costing its per-call
 overhead, about 0.25 ms per call whatever the number of cells. This is the same arithmetic as
 a loop over cells and classes, in the same order of operations and with the same stopping
-rules: a sum over classes adds in numpy's pairwise order (``_tail_kernel._row_sum``), the
+rules: a sum over classes adds in numpy's pairwise order (``_tail_kernel.row_sum``), the
 minimum and maximum keep numpy's ``nan`` (``_minimum``, ``_maximum``), and the steps numpy ran
 over every cell at once still do (``decay_rate_cells`` iterates until every cell has settled).
 On a heatmap's grid the loops are short and run cell after cell, as numpy's operations did, so
@@ -26,16 +26,19 @@ import math
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.queues._tail_kernel import (
-    _compile,
-    _row_sum,
+    compile_kernel,
     decay_rate_cells,
     log_tail_constant_cells,
     mixture_quantile_rows,
     quantile_from_table_cells,
+    row_sum,
 )
 
-POLICY_RANDOM, POLICY_ROUND_ROBIN, POLICY_CENTRAL = 0, 1, 2
+POLICY_RANDOM = int(Policy.RANDOM)
+POLICY_ROUND_ROBIN = int(Policy.ROUND_ROBIN)
+POLICY_CENTRAL = int(Policy.CENTRAL_QUEUE)
 """``policy`` codes: how a replica's arrival SCV follows from the fleet's (``fleet``'s doc)."""
 
 SLOT_LIMITED_SATURATION = 1.0
@@ -43,21 +46,21 @@ SLOT_LIMITED_SATURATION = 1.0
 ``test_fleet_kernel.py`` checks that the two agree)."""
 
 
-@_compile
+@compile_kernel
 def _minimum(a: float, b: float) -> float:
     """``np.minimum`` of two floats: ``nan`` if either is."""
     return a if a < b or a != a else b
 
 
-@_compile
+@compile_kernel
 def _maximum(a: float, b: float) -> float:
     """``np.maximum`` of two floats: ``nan`` if either is."""
     return a if a > b or a != a else b
 
 
-@_compile
+@compile_kernel
 def _class_sums(values: np.ndarray) -> np.ndarray:
-    """``values.sum(axis=1)`` of cells x classes, in numpy's order (``_tail_kernel._row_sum``:
+    """``values.sum(axis=1)`` of cells x classes, in numpy's order (``_tail_kernel.row_sum``:
     left to right below 8 terms)."""
     cells, classes = values.shape
     out = np.empty(cells)
@@ -68,11 +71,11 @@ def _class_sums(values: np.ndarray) -> np.ndarray:
                 total += values[i, j]
             out[i] = total
         else:
-            out[i] = _row_sum(values[i])
+            out[i] = row_sum(values[i])
     return out
 
 
-@_compile
+@compile_kernel
 def saturation_hold_cells(
     x: np.ndarray,
     c: np.ndarray,
@@ -126,7 +129,7 @@ def saturation_hold_cells(
                 for j in range(classes):
                     rate = rates[i, j]
                     terms[j] = count[j] * _maximum(rate / size_cap, rate / (1.0 + rate * mid))
-                load = _row_sum(terms)
+                load = row_sum(terms)
             if x[i] * s * (1.0 - f) + overhead * load - c[i] > 0.0:
                 lo[k] = mid
             else:
@@ -136,7 +139,7 @@ def saturation_hold_cells(
     return hold
 
 
-@_compile
+@compile_kernel
 def _rows(
     a: np.ndarray,
     b: np.ndarray,
@@ -153,7 +156,7 @@ def _rows(
     return out
 
 
-@_compile
+@compile_kernel
 def replica_cells(
     rate: np.ndarray, replicas: np.ndarray, policy: int, fleet_scv: float, slots_per_replica: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -178,7 +181,7 @@ def replica_cells(
     return x, c, shape
 
 
-@_compile
+@compile_kernel
 def unbatched_quantile_cells(
     rate: np.ndarray,
     replicas: np.ndarray,
@@ -219,7 +222,7 @@ def unbatched_quantile_cells(
     return _rows(quantile, s * ones, wait, ones, rho, 0.0 * ones, pooled)
 
 
-@_compile
+@compile_kernel
 def batched_quantile_cells(
     rate: np.ndarray,
     replicas: np.ndarray,

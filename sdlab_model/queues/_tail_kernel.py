@@ -6,7 +6,8 @@ They are ``mdc.decay_rate`` (Newton), ``mdc_grid.log_tail_constant`` and
 
 Imported lazily by ``sdlab_model.queues.mdc``, ``mdc_grid`` and ``batching`` so that
 ``import sdlab_model`` neither imports numba nor compiles anything; ``python3 dev.py run``
-compiles these into numba's disk cache before the server starts (``warm_up``).
+compiles these into numba's disk cache before the server starts
+(``sdlab_model.queues.warmup``). A leaf: it imports no other module of the model.
 
 Why compiled: one fresh ``evaluate`` runs these on 3 to 32 cells, inside iterative loops (up to
 40 Newton steps of a dozen array operations each). On arrays that small numpy's cost is its
@@ -35,7 +36,7 @@ _PAIRWISE_BLOCK = 128
 """numpy's ``PW_BLOCKSIZE``: up to it, a sum runs over 8 partial sums (see ``_block_sum``)."""
 
 
-def _compile(function):
+def compile_kernel(function):
     """``njit(cache=True, nogil=True, error_model="numpy")``, or uncached where none is writable."""
     try:
         return njit(cache=True, nogil=True, error_model="numpy")(function)
@@ -43,7 +44,7 @@ def _compile(function):
         return njit(cache=False, nogil=True, error_model="numpy")(function)
 
 
-@_compile
+@compile_kernel
 def _block_sum(values: np.ndarray, start: int, count: int) -> float:
     """numpy's pairwise sum of ``values[start : start + count]`` for up to ``_PAIRWISE_BLOCK``
     terms, in its order of additions: left to right below 8, else over 8 partial sums."""
@@ -78,8 +79,8 @@ def _block_sum(values: np.ndarray, start: int, count: int) -> float:
     return total
 
 
-@_compile
-def _row_sum(values: np.ndarray) -> float:
+@compile_kernel
+def row_sum(values: np.ndarray) -> float:
     """``values.sum()`` of a 1-d array, bit for bit up to ``_PAIRWISE_BLOCK`` terms (the model
     sums at most 12 classes). Beyond, numpy halves recursively; this adds its blocks left to
     right (the same to rounding; no recursion, which numba's disk cache cannot load)."""
@@ -89,7 +90,7 @@ def _row_sum(values: np.ndarray) -> float:
     return total
 
 
-@_compile
+@compile_kernel
 def decay_rate_cells(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     """``mdc.decay_rate`` over 1-d arrays: Newton on ``c ln(1 + x/a) - x``; ``nan`` if ``a >= c``.
 
@@ -130,7 +131,7 @@ def decay_rate_cells(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarra
     return eta
 
 
-@_compile
+@compile_kernel
 def _clamp(x: float, low: float, high: float) -> float:
     """``np.minimum(np.maximum(x, low), high)``: ``nan`` stays ``nan``."""
     if x < low:
@@ -140,7 +141,7 @@ def _clamp(x: float, low: float, high: float) -> float:
     return x
 
 
-@_compile
+@compile_kernel
 def _interval(nodes: np.ndarray, x: float) -> int:
     """``clip(searchsorted(nodes, x, side="right") - 1, 0, nodes.size - 2)``; ``nan`` sorts last."""
     lo, hi = 0, nodes.size
@@ -153,7 +154,7 @@ def _interval(nodes: np.ndarray, x: float) -> int:
     return min(max(lo - 1, 0), nodes.size - 2)
 
 
-@_compile
+@compile_kernel
 def log_tail_constant_cells(
     servers: np.ndarray,
     utilization: np.ndarray,
@@ -181,7 +182,7 @@ def log_tail_constant_cells(
     return out
 
 
-@_compile
+@compile_kernel
 def quantile_from_table_cells(
     tau: np.ndarray,
     first_share: np.ndarray,
@@ -222,7 +223,7 @@ def quantile_from_table_cells(
     return out
 
 
-@_compile
+@compile_kernel
 def _normal_sf_pdf(z: float) -> tuple[float, float]:
     """``batching._normal_sf_pdf`` for one value (A&S 7.1.26 for erfc, one exponential)."""
     x = z / _SQRT2
@@ -235,7 +236,7 @@ def _normal_sf_pdf(z: float) -> tuple[float, float]:
     return (upper if z >= 0.0 else 1.0 - upper), gauss / _SQRT_2PI
 
 
-@_compile
+@compile_kernel
 def _formation_service_sf(
     t: float, tau: float, first_share: float, mean: float, sd: float
 ) -> tuple[float, float]:
@@ -256,7 +257,7 @@ def _formation_service_sf(
     return survival, density
 
 
-@_compile
+@compile_kernel
 def mixture_quantile_rows(
     tau: np.ndarray,
     first_share: np.ndarray,
@@ -283,7 +284,7 @@ def mixture_quantile_rows(
             lo = min(lo, mean[r, j] - 8.0 * sd[r, j])
             hi = max(hi, mean[r, j] + tau[r, j] + 8.0 * sd[r, j])
             terms[j] = weight[r, j] * (mean[r, j] + tau[r, j] * (1.0 - tail[r]))
-        t = _clamp(_row_sum(terms), lo, hi)
+        t = _clamp(row_sum(terms), lo, hi)
         for _ in range(max_steps):
             for j in range(classes):
                 survival, density = _formation_service_sf(
@@ -291,8 +292,8 @@ def mixture_quantile_rows(
                 )
                 terms[j] = weight[r, j] * survival
                 slopes[j] = weight[r, j] * density
-            excess = _row_sum(terms) - tail[r]
-            slope = _row_sum(slopes)
+            excess = row_sum(terms) - tail[r]
+            slope = row_sum(slopes)
             # One step of batching._safeguarded_newton.
             if excess > 0.0:
                 lo = t
@@ -309,23 +310,3 @@ def mixture_quantile_rows(
                 break
         out[r] = t
     return out
-
-
-def warm_up() -> None:
-    """Compile every kernel for the argument types the model passes (into the disk cache).
-
-    Through the public functions, so that the types are theirs (the tail-constant table, say,
-    is a read-only array, a type of its own to numba). ``fleet.batched_quantile`` compiles
-    ``_fleet_kernel``'s loop (which calls these kernels with its own arrays).
-    """
-    from sdlab_model.queues import batching, fleet, mdc, mdc_grid
-    from sdlab_model.workload import Workload
-
-    cells = np.array([4.0, 32.0])
-    mdc.decay_rate(cells, cells / 2.0)
-    mdc_grid.log_tail_constant(cells, np.array([0.3, 0.9]))
-    block = np.ones((2, 3))
-    batching.mixture_quantile(block, block, block, block, block / 3.0, 0.01)
-    batching.quantile_from_table(cells, cells, cells, cells, 0.01)
-    fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)
-    fleet.unbatched_quantile(Workload(dynamic_batching=False), cells, cells / 4.0, 0.99)

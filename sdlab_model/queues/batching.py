@@ -38,7 +38,8 @@ FLAT_BATCH_OVERHEAD_SHARE = 0.9
 MIN_ACCURATE_SERVERS = 4
 """With fewer servers a busy server delays whole batches; the model is flagged approximate."""
 
-_NEWTON_STEPS = 30
+NEWTON_STEPS = 30
+"""Newton steps of one quantile solve (a mixture of classes gets twice as many)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def fill_load(max_batch_size: int, tail: float) -> float:
     # mdc.poisson_pmf(mean, 0, size - 2) with its mean-free parts computed once (the same
     # values): a new batch size is a fresh evaluate's cost, 64 steps of it.
     arrivals = np.arange(size - 1, dtype=float)
-    log_factorials = mdc._log_factorial_run(0, size - 2)
+    log_factorials = mdc.log_factorial_run(0, size - 2)
     target = tail * size
     lo, hi = 0.0, 4.0 * size + 40.0
     for _ in range(64):
@@ -145,7 +146,7 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
     hi = mean + tau + 8.0 * sd
     t = np.minimum(np.maximum(mean + tau * (1.0 - tail), lo), hi)
     active = np.arange(t.size)
-    for _ in range(_NEWTON_STEPS):
+    for _ in range(NEWTON_STEPS):
         ta, la, ha = t[active], lo[active], hi[active]
         survival, density = _formation_service_sf(
             ta, tau[active], first_share[active], mean[active], sd[active]
@@ -161,27 +162,35 @@ def _quantile_of_sum(tau, first_share, mean, sd, tail):
     return t.reshape(shape)
 
 
-_TABLE_SPREAD = np.concatenate(([0.0], np.geomspace(1e-4, 1e6, 301)))
-_TABLE_FIRST_SHARE = np.geomspace(1.0 / 512.0, 1.0, 145)
-_LOG_TABLE_SPREAD = np.log(_TABLE_SPREAD[1:])  # a = 0 is the first row, ahead of these
-_LOG_TABLE_FIRST_SHARE = np.log(_TABLE_FIRST_SHARE)
+TABLE_SPREAD = np.concatenate(([0.0], np.geomspace(1e-4, 1e6, 301)))
+"""``standard_quantile_table``'s nodes in ``a = tau / sd`` (its rows)."""
+TABLE_FIRST_SHARE = np.geomspace(1.0 / 512.0, 1.0, 145)
+"""``standard_quantile_table``'s nodes in ``p = first_share`` (its columns)."""
+QUANTILE_TABLE_NODES = (
+    TABLE_SPREAD,
+    np.log(TABLE_SPREAD[1:]),  # a = 0 is the first row, ahead of these
+    TABLE_FIRST_SHARE,
+    np.log(TABLE_FIRST_SHARE),
+)
+"""The table's nodes as ``_tail_kernel.quantile_from_table_cells`` takes them: each axis's
+nodes and numpy's logs of them, so that the kernel interpolates on the very same values."""
 
 
 @lru_cache(maxsize=8)
-def _standard_quantile_table(tail: float) -> np.ndarray:
+def standard_quantile_table(tail: float) -> np.ndarray:
     """``g(a, p)``: the ``tail`` quantile of ``F + S`` in units of ``sd`` above ``mean``.
 
     With ``z = (t - mean) / sd`` the survival function of ``F + S`` depends only on
     ``a = tau / sd`` and ``p = first_share``, so one table over ``(a, p)`` serves every cell.
     Stored as ``g / (1 + a)``, which stays bounded as the window outgrows the service spread.
     """
-    a, p = np.meshgrid(_TABLE_SPREAD, _TABLE_FIRST_SHARE, indexing="ij")
+    a, p = np.meshgrid(TABLE_SPREAD, TABLE_FIRST_SHARE, indexing="ij")
     z = _quantile_of_sum(a, p, np.zeros(a.shape), np.ones(a.shape), tail)
     return z / (1.0 + a)
 
 
 def quantile_from_table(tau, first_share, mean, sd, tail):
-    """``_quantile_of_sum`` by bilinear interpolation of ``_standard_quantile_table``.
+    """``_quantile_of_sum`` by bilinear interpolation of ``standard_quantile_table``.
 
     For grids: no iteration per cell. ``tests/sdlab_model/queues/test_fleet.py`` checks it against
     the solver (within 0.1% of ``t`` over random cells). A compiled loop over cells
@@ -191,12 +200,11 @@ def quantile_from_table(tau, first_share, mean, sd, tail):
     # Imported here, not at module top: `import sdlab_model` must not import numba.
     from sdlab_model.queues._tail_kernel import quantile_from_table_cells
 
-    table = _standard_quantile_table(float(tail))
+    table = standard_quantile_table(float(tail))
     tau, first_share, mean, sd = np.broadcast_arrays(tau, first_share, mean, sd)
     # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.
     cells = (np.array(v, dtype=float, order="C").ravel() for v in (tau, first_share, mean, sd))
-    nodes = (_TABLE_SPREAD, _LOG_TABLE_SPREAD, _TABLE_FIRST_SHARE, _LOG_TABLE_FIRST_SHARE)
-    return quantile_from_table_cells(*cells, table, *nodes).reshape(tau.shape)
+    return quantile_from_table_cells(*cells, table, *QUANTILE_TABLE_NODES).reshape(tau.shape)
 
 
 def mixture_quantile(tau, first_share, mean, sd, weight, tail):
@@ -221,7 +229,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
     )
     row_tail = np.broadcast_to(np.reshape(tail, -1) if np.ndim(tail) else tail, row_shape)
     row_tail = np.array(row_tail, dtype=float, order="C").reshape(-1)
-    steps = 2 * _NEWTON_STEPS
+    steps = 2 * NEWTON_STEPS
     t = mixture_quantile_rows(tau, first_share, mean, sd, weight, row_tail, steps)
     return t.reshape(row_shape)
 

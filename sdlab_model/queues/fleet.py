@@ -38,6 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.queues import batching, mdc_grid
 from sdlab_model.workload import Workload
 
@@ -170,9 +171,7 @@ def unbatched_quantile(
         *_replica_arguments(workload, rate, count),
         float(workload.single_request_ms),
         _tail_rows(_tails(q, rate.shape), rate.size),
-        mdc_grid._SERVERS,
-        mdc_grid._LOAD_V,
-        mdc_grid._LOG_C,
+        *mdc_grid.KERNEL_TABLE,
     )
     return FleetLatency(*(part.reshape(rate.shape) for part in parts))
 
@@ -229,9 +228,7 @@ def batched_quantile(
     size_cap = float(workload.effective_max_batch_size)
     tails = _tails(q, cell_shape, int(size_cap))
     use_table = use_table and classes.share.size == 1 and np.ndim(tails.tail) == 0
-    quantile_table = (
-        batching._standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
-    )
+    quantile_table = batching.standard_quantile_table(float(tails.tail)) if use_table else _NO_TABLE
     service = np.array(
         [
             workload.single_request_ms,
@@ -249,11 +246,9 @@ def batched_quantile(
         _tail_rows(tails, rate.size),
         use_table,
         quantile_table,
-        _QUANTILE_TABLE_NODES,
-        mdc_grid._SERVERS,
-        mdc_grid._LOAD_V,
-        mdc_grid._LOG_C,
-        2 * batching._NEWTON_STEPS,
+        batching.QUANTILE_TABLE_NODES,
+        *mdc_grid.KERNEL_TABLE,
+        2 * batching.NEWTON_STEPS,
         _HOLD_BISECTION_STEPS,
     )
     return FleetLatency(*(part.reshape(cell_shape) for part in parts))
@@ -261,16 +256,6 @@ def batched_quantile(
 
 _NO_TABLE = np.zeros((2, 2))
 """``batched_quantile``'s stand-in for the quantile table where it is not used (one type)."""
-
-_QUANTILE_TABLE_NODES = (
-    batching._TABLE_SPREAD,
-    batching._LOG_TABLE_SPREAD,
-    batching._TABLE_FIRST_SHARE,
-    batching._LOG_TABLE_FIRST_SHARE,
-)
-
-_POLICY_CODES = {"random": 0, "round_robin": 1, "central_queue": 2}
-"""``_fleet_kernel``'s ``POLICY_*`` codes by the policy a replica's arrivals follow."""
 
 _HOLD_BISECTION_STEPS = 32
 """Steps of the holding time's bisection on a log scale, 1e-9 to 1e9 ms
@@ -283,7 +268,7 @@ def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) 
     return (
         np.array(rate, dtype=float, order="C").ravel(),
         np.array(count, dtype=float, order="C").ravel(),
-        _POLICY_CODES[_replica_policy(workload)],
+        int(Policy.of(_replica_policy(workload))),
         float(workload.arrival_cv * workload.arrival_cv),
         float(workload.slots_per_replica),
     )

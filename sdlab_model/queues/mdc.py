@@ -44,12 +44,12 @@ def log_factorial(n: np.ndarray) -> np.ndarray:
 
 
 _log_factorials = log_factorial(np.arange(64))
-"""``log_factorial(0 .. N)``, grown on demand by ``_log_factorial_run``: a wait's CDF is summed a
+"""``log_factorial(0 .. N)``, grown on demand by ``log_factorial_run``: a wait's CDF is summed a
 dozen times per quantile, over ranges of the same few hundred ``n``."""
 _log_factorials.setflags(write=False)
 
 
-def _log_factorial_run(lo: int, hi: int) -> np.ndarray:
+def log_factorial_run(lo: int, hi: int) -> np.ndarray:
     """``log_factorial(n)`` for ``n = lo .. hi``, from the table (the same values: elementwise)."""
     global _log_factorials
     table = _log_factorials
@@ -68,7 +68,7 @@ def poisson_pmf(mean: float, lo: int, hi: int) -> np.ndarray:
         return (n == 0).astype(float)
     if lo < 0:
         return np.exp(n * math.log(mean) - mean - log_factorial(n))
-    return np.exp(n * math.log(mean) - mean - _log_factorial_run(lo, hi))
+    return np.exp(n * math.log(mean) - mean - log_factorial_run(lo, hi))
 
 
 def poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:

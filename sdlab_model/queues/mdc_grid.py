@@ -48,7 +48,10 @@ def load_table(source: Traversable = TABLE_FILE) -> tuple[np.ndarray, ...]:
 
 
 SERVER_NODES, LOAD_NODES_V, LOG_TAIL_CONSTANT = load_table()
-_SERVERS, _LOAD_V, _LOG_C = SERVER_NODES.astype(float), LOAD_NODES_V, LOG_TAIL_CONSTANT
+
+KERNEL_TABLE = (SERVER_NODES.astype(float), LOAD_NODES_V, LOG_TAIL_CONSTANT)
+"""The table as the compiled kernels take it (``_tail_kernel.log_tail_constant_cells``): server
+nodes as floats, load nodes, ``ln C``."""
 
 
 def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarray:
@@ -68,7 +71,7 @@ def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarra
     c, rho = np.broadcast_arrays(np.asarray(servers, float), np.asarray(utilization, float))
     # Fresh copies: a read-only view would compile the kernel once more.
     c_cells, rho_cells = np.array(c, order="C").ravel(), np.array(rho, order="C").ravel()
-    log_c = log_tail_constant_cells(c_cells, rho_cells, _SERVERS, _LOAD_V, _LOG_C)
+    log_c = log_tail_constant_cells(c_cells, rho_cells, *KERNEL_TABLE)
     return log_c.reshape(c.shape)
 
 

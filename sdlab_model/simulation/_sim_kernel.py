@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sdlab_model.policies import Policy
+
 
 def _compile(function):
     """``njit(cache=True)``, or plain ``njit`` where no cache directory is writable.
@@ -121,9 +123,9 @@ def _run_batching_queue(
 run_batching_queue = _compile(_run_batching_queue)
 
 
-POLICY_RANDOM = 0
-POLICY_ROUND_ROBIN = 1
-POLICY_LEAST_REQUEST = 2
+POLICY_RANDOM = int(Policy.RANDOM)
+POLICY_ROUND_ROBIN = int(Policy.ROUND_ROBIN)
+POLICY_LEAST_REQUEST = int(Policy.LEAST_REQUEST)
 
 
 def _heap_push(times, ranks, owners, payloads, size, time, rank, owner, payload):
@@ -423,9 +425,9 @@ def _run_fleet(
                     first_choice[request],
                     second_choice[request],
                 )
-            elif policy == 1:
+            elif policy == POLICY_ROUND_ROBIN:
                 replica = request % replicas
-            elif policy == 2:
+            elif policy == POLICY_LEAST_REQUEST:
                 replica = first_choice[request]
                 other = second_choice[request]
                 if unfinished[other] < unfinished[replica]:
@@ -568,12 +570,12 @@ def _holder_of(holder_replicas, holder_start, turn, unfinished, policy, model, f
     """The replica a request for ``model`` goes to, among the model's holders (``run_fleet``)."""
     start = holder_start[model]
     count = holder_start[model + 1] - start
-    if policy == 1:
+    if policy == POLICY_ROUND_ROBIN:
         pick = holder_replicas[start + turn[model] % count]
         turn[model] += 1
         return pick
     pick = holder_replicas[start + first]
-    if policy == 2:
+    if policy == POLICY_LEAST_REQUEST:
         other = holder_replicas[start + second]
         if unfinished[other] < unfinished[pick]:
             pick = other

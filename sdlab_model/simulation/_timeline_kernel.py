@@ -22,6 +22,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sdlab_model.policies import Policy
+
+POLICY_ROUND_ROBIN = int(Policy.ROUND_ROBIN)
+"""``route``'s code for round robin; any other code routes at random."""
+
 
 def _compile(function):
     """``njit(cache=True, nogil=True)``, or without the disk cache where none is writable."""
@@ -202,8 +207,9 @@ def _route(arrival_s, segment_start_s, segment_replicas, policy, uniform, life_o
 
     Replicas are numbered ``0 .. R(t) - 1``; a scale-down removes the highest numbers (the
     newest, as the timeline removes its newest cohorts), and a number added again is a new
-    replica: a *life*, with its own queue from ``life_start_s``. Round robin (``policy`` 1)
-    sends the ``n``-th request to replica ``n mod R(t)``; random (0) to ``floor(u_n R(t))``.
+    replica: a *life*, with its own queue from ``life_start_s``. Round robin (``policy``
+    ``Policy.ROUND_ROBIN``) sends the ``n``-th request to replica ``n mod R(t)``; random (any
+    other code) to ``floor(u_n R(t))``.
     ``life_of`` gets each request's life (-1 when no replica exists).
     """
     segments = segment_start_s.shape[0]
@@ -224,7 +230,7 @@ def _route(arrival_s, segment_start_s, segment_replicas, policy, uniform, life_o
         replicas = segment_replicas[segment]
         if replicas == 0:
             life_of[i] = -1
-        elif policy == 1:
+        elif policy == POLICY_ROUND_ROBIN:
             life_of[i] = alive[i % replicas]
         else:
             life_of[i] = alive[min(replicas - 1, int(uniform[i] * replicas))]

@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.workload import Workload
 
 ServiceDistribution = Literal["deterministic", "exponential"]
@@ -157,7 +158,11 @@ def _fleet_kernel():
     return run_fleet
 
 
-_POLICY_CODES = {"random": 0, "round_robin": 1, "least_request": 2}
+_POLICY_CODES = {
+    "random": int(Policy.RANDOM),
+    "round_robin": int(Policy.ROUND_ROBIN),
+    "least_request": int(Policy.LEAST_REQUEST),
+}
 
 
 def arrival_gaps(

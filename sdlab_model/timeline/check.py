@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sdlab_model.policies import Policy
 from sdlab_model.timeline.model import MINUTE_S, TimelineResult
 from sdlab_model.workload import Workload
 
@@ -186,7 +187,7 @@ def _latencies_ms(result: TimelineResult, arrivals_s: np.ndarray, random) -> np.
             arrivals_s,
             result.times_s[change].astype(float),
             segment_replicas,
-            1 if workload.lb_policy == "round_robin" else 0,
+            int(Policy.of(workload.lb_policy)),
             uniform,
             life_of,
             life_start,

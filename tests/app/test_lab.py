@@ -19,8 +19,8 @@ from apptest_helpers import (
 )
 
 from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
-from sdlab_model.architecture import packing_note
 from sdlab_model.assessment import judge
+from sdlab_model.design import packing_note
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
@@ -366,6 +366,7 @@ def test_approximate_queueing_p99_gives_way_to_the_simulated_one():
     shown = headline_p99(app)
     reasons = next(m.value for m in app.markdown if "#### Why this changes" in m.value)
     assert shown and shown in reasons, f"headline {shown!r} is not the reasons' p99: {reasons}"
+
 
 def _an_approximate_workload() -> Workload | None:
     """A card pushed towards capacity until the queueing model calls itself approximate."""

@@ -15,15 +15,16 @@ import math
 import numpy as np
 
 from sdlab_model.queues import batching, fleet, mdc, mdc_grid
+from sdlab_model.queues.batching import NEWTON_STEPS as _NEWTON_STEPS
+from sdlab_model.queues.batching import TABLE_FIRST_SHARE as _TABLE_FIRST_SHARE
+from sdlab_model.queues.batching import TABLE_SPREAD as _TABLE_SPREAD
 from sdlab_model.queues.batching import (
-    _NEWTON_STEPS,
-    _TABLE_FIRST_SHARE,
-    _TABLE_SPREAD,
     _formation_service_sf,
     _safeguarded_newton,
-    _standard_quantile_table,
 )
-from sdlab_model.queues.mdc_grid import _LOAD_V, _LOG_C, _SERVERS
+from sdlab_model.queues.batching import standard_quantile_table as _standard_quantile_table
+
+_SERVERS, _LOAD_V, _LOG_C = mdc_grid.KERNEL_TABLE
 
 
 def decay_rate_numpy(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:

@@ -207,7 +207,7 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
         assert source.count(old) == 1, f"{mutation}: target not unique: {old!r}"
         source = source.replace(old, new)
     namespace = {"__name__": "mutant_fleet_kernel"}
-    exec(compile(source.replace("@_compile\n", ""), "mutant", "exec"), namespace)
+    exec(compile(source.replace("@compile_kernel\n", ""), "mutant", "exec"), namespace)
     for kernel in ("batched_quantile_cells", "unbatched_quantile_cells"):
         monkeypatch.setattr(_fleet_kernel, kernel, namespace[kernel])
     assert _all_mismatches(), f"the comparison did not notice the mutant: {mutation}"

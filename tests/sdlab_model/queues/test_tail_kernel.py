@@ -12,15 +12,13 @@ place of the compiled one, must make the same comparison fail.
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 
 import numpy as np
 import numpy_reference  # beside this file (pytest puts the folder on the path)
 import pytest
 
-from sdlab_model import Workload, evaluate, p99_grid
-from sdlab_model.queues import _fleet_kernel, _tail_kernel, batching, mdc, mdc_grid
+from sdlab_model.queues import _tail_kernel, batching, mdc, mdc_grid
 
 ROOT = Path(__file__).resolve().parents[3]
 RELATIVE_TOLERANCE = 1e-12
@@ -72,7 +70,7 @@ def _reference_decay(servers, load):
 
 def _log_tail_constant_mismatches() -> list[str]:
     rng = np.random.default_rng(SEED + 1)
-    servers = np.concatenate((rng.uniform(0.5, 1.2 * mdc_grid._SERVERS[-1], 300), [1, 2, 1e6]))
+    servers = np.concatenate((rng.uniform(0.5, 1.2 * mdc_grid.SERVER_NODES[-1], 300), [1, 2, 1e6]))
     rho = np.concatenate((rng.uniform(0.0, 1.0, 150), 1.0 - 10.0 ** -rng.uniform(0, 14, 150)))
     rho = np.concatenate((rho, [0.0, 0.5, 1.0]))
     expected = numpy_reference.log_tail_constant_numpy(servers, rho)
@@ -156,7 +154,7 @@ def test_row_sum_adds_in_numpys_order():
     rng = np.random.default_rng(SEED + 3)
     for width in range(1, 20):
         rows = rng.normal(size=(50, width)) * 10.0 ** rng.uniform(-6, 6, (50, width))
-        sums = [_tail_kernel._row_sum(row) for row in rows]
+        sums = [_tail_kernel.row_sum(row) for row in rows]
         assert np.array_equal(sums, rows.sum(axis=-1)), f"sum of {width} terms differs from numpy"
 
 
@@ -211,42 +209,9 @@ def test_a_mutated_kernel_is_caught(mutation, monkeypatch):
         assert source.count(old) == 1, f"{mutation}: target not unique: {old!r}"
         source = source.replace(old, new)
     namespace = {"__name__": "mutant_tail_kernel"}
-    exec(compile(source.replace("@_compile\n", ""), "mutant", "exec"), namespace)
+    exec(compile(source.replace("@compile_kernel\n", ""), "mutant", "exec"), namespace)
     monkeypatch.setattr(_tail_kernel, kernel, namespace[kernel])
     assert mismatches_of(), f"the comparison did not notice the mutant: {mutation}"
-
-
-KERNELS = (
-    (_tail_kernel, "decay_rate_cells"),
-    (_tail_kernel, "log_tail_constant_cells"),
-    (_tail_kernel, "mixture_quantile_rows"),
-    (_tail_kernel, "quantile_from_table_cells"),
-    (_fleet_kernel, "batched_quantile_cells"),  # its saturation_hold_cells is compiled into it
-    (_fleet_kernel, "unbatched_quantile_cells"),
-)
-
-
-def _signatures() -> dict[str, int]:
-    """Compiled signatures per kernel."""
-    return {name: len(getattr(module, name).signatures) for module, name in KERNELS}
-
-
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no compilation to warm")
-def test_warm_up_compiles_every_type_the_model_passes():
-    _tail_kernel.warm_up()
-    compiled = _signatures()
-    assert all(compiled.values()), f"warm_up left a kernel uncompiled: {compiled}"
-    rates, replicas = np.geomspace(1.0, 1e4, 7), np.arange(1.0, 6.0)
-    for workload in (
-        Workload(),
-        Workload(dynamic_batching=False, rate_rps=900.0),
-        Workload(models_hosted=20, gpu=True),
-        Workload(lb_policy="central_queue", arrival_cv=2.0),
-    ):
-        evaluate(workload, "queueing")
-        p99_grid(workload, rates, replicas)
-    after = _signatures()
-    assert after == compiled, f"the model compiled new kernel types after warm_up: {after}"
 
 
 def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
@@ -261,6 +226,6 @@ def test_compile_falls_back_when_no_cache_directory_is_writable(monkeypatch):
 
     monkeypatch.setattr(_tail_kernel, "njit", fake_njit)
     function = getattr(_tail_kernel._clamp, "py_func", _tail_kernel._clamp)  # the JIT may be off
-    compiled = _tail_kernel._compile(function)
+    compiled = _tail_kernel.compile_kernel(function)
     assert calls == [True, False], f"expected a cached try then an uncached compile, got {calls}"
     assert compiled is function, "the fallback should compile the same function"
