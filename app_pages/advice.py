@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from sdlab_ui import advice_panel, state
+from sdlab_ui import advice_panel, hardware_panel, state
 
 lab = state.current()
 workload = lab.workload
@@ -12,5 +12,5 @@ advice = advice_panel.recommendation(workload)
 advice_panel.frontier_chart(workload, advice)
 advice_panel.lever_table(workload)
 advice_panel.breaking_table(workload)
-advice_panel.catalog_pricing(workload)
-advice_panel.profile_upload(workload)
+hardware_panel.catalog_pricing(workload)
+hardware_panel.profile_upload(workload)

@@ -248,10 +248,6 @@ def _heatmap_traces(
         hover = where + "p99 %{customdata:,.3~r} ms<extra></extra>"
         unstable_data = None
         unstable_hover = where + "p99 unstable (∞)<extra></extra>"
-    # The line is where p99 equals each cell's own target (an axis, or the workload's); the
-    # contour needs numbers everywhere, so unstable cells sit ten decades over their target.
-    with np.errstate(invalid="ignore"):
-        contour_z = np.where(stable, log_p99 - np.log10(grid.target_ms), 10.0)
     place = {"x": grid.x_values, "y": grid.y_values, "xaxis": axes[0], "yaxis": axes[1]}
     colour = {
         "type": "heatmap",
@@ -283,7 +279,7 @@ def _heatmap_traces(
     contour = {
         "type": "contour",
         **place,
-        "z": contour_z.astype(np.float32),
+        "z": _target_contour_z(grid, stable, log_p99),
         "showscale": False,
         # "lines" would colour the line from the colour scale; "none" draws it in line.color.
         "contours": {"start": 0.0, "end": 0.0, "size": 1, "coloring": "none"},
@@ -293,6 +289,13 @@ def _heatmap_traces(
         "showlegend": False,
     }
     return [colour, unstable, contour]
+
+
+def _target_contour_z(grid: P99Grid, stable: np.ndarray, log_p99: np.ndarray) -> np.ndarray:
+    """Zero where the p99 equals each cell's own target (an axis, or the workload's); a contour
+    needs numbers everywhere, so unstable cells sit ten decades over their target."""
+    with np.errstate(invalid="ignore"):
+        return np.where(stable, log_p99 - np.log10(grid.target_ms), 10.0).astype(np.float32)
 
 
 def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
