@@ -32,7 +32,7 @@ from sdlab_model.advice.search import (
 from sdlab_model.assessment import needs_simulation
 from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, state
+from sdlab_ui import budget, cache, state
 from sdlab_ui.figures import ms_text
 
 _KEY = {Workload: astuple}
@@ -149,6 +149,7 @@ def recommendation(workload: Workload) -> Advice:
         f"design: {current.label}, {cost_line(workload)}, {p99_label(current)} "
         f"{ms_text(current.p99_ms)}."
     )
+    _placement_note(best)
     if best.is_simulated:
         st.info(
             "The queueing model is approximate for this design, so its p99 is the simulation's, "
@@ -166,6 +167,24 @@ def recommendation(workload: Workload) -> Advice:
     else:
         st.success("The current design is the cheapest one that meets the target.")
     return advice
+
+
+def _placement_note(best: Design) -> None:
+    """Where the Lab's packing decision finds a placement of the models that meets the target
+    for less than this search (which sends every model to every replica), say so."""
+    lab = state.current()
+    packing = cache.lab_view(lab.workload, "queueing", lab.residency).queueing.packing
+    if packing is None or packing.recommended in (None, "dedicated"):
+        return
+    if packing.recommended_usd_per_hour >= best.cost.usd_per_hour:
+        return
+    st.info(
+        f"Placing the models does better: {packing.recommended_label} meets the target with "
+        f"{packing.recommended_replicas} replicas for {money(packing.recommended_usd_per_hour)}/h "
+        "(Models and memory; the Lab recommends it). This search sends every model to every "
+        "replica.",
+        icon=":material/hub:",
+    )
 
 
 _MODEL_HOVER = "%{text}<br>$%{x:,.2f}/h · p99 %{y:.1f} ms (queueing model)<extra></extra>"

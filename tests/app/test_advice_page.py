@@ -55,6 +55,14 @@ def test_the_recommended_design_loaded_into_the_lab_shows_the_same_p99_and_pass(
     assert len(advice_p99) == 1, f"expected one recommended p99, found {advice_p99}"
     ((advice_label, advice_value),) = advice_p99.items()
     assert advice_label == "p99 (simulated)", f"{card_id}: the recommended p99 is {advice_label}"
+    packing = judge(workload).packing
+    routed = packing is not None and packing.recommended == "model_aware"
+    notes = " ".join(i.value for i in app.info)
+    assert ("Placing the models does better" in notes) == routed, (
+        f"{card_id}: Advice and the Lab's packing decision disagree on the placement: {notes!r}"
+    )
+    if routed:
+        assert f"{packing.recommended_replicas} replicas" in notes, "the routed count differs"
     app.button(key="advice.use").click().run()
     app.switch_page(LAB_PAGE).run()
     assert_no_exception(app)

@@ -20,10 +20,10 @@ from sdlab_model.architecture import (
     NODE_STYLE,
     NODES,
     PATH_STYLE,
-    packing_note,
     path_text,
     to_dot,
 )
+from sdlab_model.design import packing_note
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS
 
