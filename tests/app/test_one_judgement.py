@@ -18,14 +18,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from apptest_helpers import assert_no_exception, headline_block, headline_metrics, open_app
+from apptest_helpers import (
+    ADVICE_PAGE,
+    assert_no_exception,
+    headline_block,
+    headline_metrics,
+    open_app,
+)
 
 from sdlab_model import SCENARIOS, Workload
 from sdlab_model.assessment import Assessment, judge
 from sdlab_model.residency import ResidencyInputs
 from sdlab_ui import cache, compare, panels, report
+from sdlab_ui.figures import ms_text
 
 ROOT = Path(__file__).resolve().parents[2]
+RESIDENCY_PAGE = "app_pages/residency.py"
 sys.path.insert(0, str(ROOT / "scripts"))
 from evaluate_golden import random_workloads  # noqa: E402
 
@@ -165,6 +173,45 @@ def _check(case: str, workload: Workload, model: str, *, html: bool = False) -> 
 @pytest.mark.parametrize("model", ["queueing", "teaching"])
 def test_the_cards_read_the_same_everywhere(case, workload, model):
     _check(case, workload, model, html=True)
+
+
+_DESIGNS = [("defaults", Workload()), *((c.id, c.workload()) for c in SCENARIOS)]
+
+
+@pytest.mark.parametrize(("case", "workload"), _DESIGNS, ids=[c for c, _ in _DESIGNS])
+def test_advice_reads_the_current_design_as_the_lab_does(case, workload):
+    judged = judge(workload, "queueing", ResidencyInputs())
+    app = open_app(_query(workload, "queueing"), page=ADVICE_PAGE)
+    assert_no_exception(app)
+    current = next(m.value for m in app.markdown if "The current design:" in m.value)
+    label = panels.p99_label(judged)
+    shown = f"{label} {ms_text(judged.p99_ms) if judged.is_stable else 'unstable (∞)'}"
+    assert current.rstrip(".").endswith(shown) or f"{shown}." in current, (
+        f"{case}: Advice reads the current design as {current!r}, the judgement {shown!r}"
+    )
+
+
+_MANY_MODELS = [
+    (c.id, c.workload().with_changes(gpu=True, models_hosted=models))
+    for c in SCENARIOS[2:]
+    for models in (30, 120)
+]
+
+
+@pytest.mark.parametrize(("case", "workload"), _MANY_MODELS, ids=[c for c, _ in _MANY_MODELS])
+def test_models_and_memory_recommends_what_the_lab_recommends(case, workload):
+    """The Lab's packing decision and stage read the same placements the page shows."""
+    judged = judge(workload, "queueing", ResidencyInputs())
+    app = open_app(_query(workload, "queueing"), page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    packing = judged.packing
+    said = " ".join(m.value for m in app.success)
+    if packing is None or packing.recommended is None:
+        assert "Recommended:" not in said, f"{case}: the page recommends what the Lab does not"
+        return
+    assert f"**{packing.recommended_label}**" in said, f"{case}: {said!r} vs {packing}"
+    assert f"${packing.recommended_usd_per_hour:,.2f}/h" in said, f"{case}: cost {said!r}"
+    assert f"{packing.recommended_replicas} replicas" in said, f"{case}: count {said!r}"
 
 
 CHUNK = 10
