@@ -88,7 +88,7 @@ def diagram_notes(result: Assessment) -> dict[str, str]:
         "gateway": f"{workload.models_hosted:,} model"
         + ("s" if workload.models_hosted != 1 else "")
         + f" · {_POLICY_SHORT[workload.lb_policy]}",
-        "replicas": f"{replicas_text(workload.replicas)} · {_load_text(result.utilization)}",
+        "replicas": f"{replicas_text(workload.replicas)} · {_load_text(result)}",
     }
     if workload.dynamic_batching and workload.batch_window_ms > 0:
         batch = (
@@ -107,10 +107,16 @@ def diagram_dot(result: Assessment) -> str:
     return to_dot(result.node_states, result.flow_states, result.stage.path, diagram_notes(result))
 
 
-def _load_text(utilization: float) -> str:
+def _load_text(result: Assessment) -> str:
+    """The load against capacity, and with batching how busy the slots are at the batches that
+    form (the two differ where batches are small: capacity counts full ones)."""
+    utilization = result.utilization
     if not math.isfinite(utilization) or utilization >= 10:
         return "far over capacity"
-    return f"{utilization:.0%} busy"
+    text = f"load {utilization:.0%}"
+    if result.is_stable and result.mean_batch_size > 1.0 and result.model == "queueing":
+        text += f", slots {result.slot_utilization:.0%} busy"
+    return text
 
 
 def architecture(view: cache.LabView) -> None:
@@ -314,7 +320,7 @@ def summary_line(result: Assessment) -> str:
         colour = "green" if p99 <= target else "red"
         verdict = f":{colour}[**{label} {ms_text(p99)}**] of {ms_text(target)}"
     return (
-        f"{verdict} · {_load_text(result.utilization)} · capacity {rate_text(result.capacity_rps)}"
+        f"{verdict} · {_load_text(result)} · capacity {rate_text(result.capacity_rps)}"
     )
 
 

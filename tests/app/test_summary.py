@@ -22,7 +22,7 @@ def test_summary_quotes_the_headline_p99_and_the_target():
     assert_no_exception(app)
     line = _summary(app)
     assert f"{headline_p99(app)}**" in line, f"summary {line!r} differs from the headline p99"
-    assert "of 100 ms" in line and "busy" in line and "capacity" in line, f"summary {line!r}"
+    assert "of 100 ms" in line and "load" in line and "capacity" in line, f"summary {line!r}"
     assert line.startswith(":green["), f"a p99 under its target is not green: {line!r}"
 
 
