@@ -319,9 +319,7 @@ def summary_line(result: Assessment) -> str:
     else:
         colour = "green" if p99 <= target else "red"
         verdict = f":{colour}[**{label} {ms_text(p99)}**] of {ms_text(target)}"
-    return (
-        f"{verdict} · {_load_text(result)} · capacity {rate_text(result.capacity_rps)}"
-    )
+    return f"{verdict} · {_load_text(result)} · capacity {rate_text(result.capacity_rps)}"
 
 
 def sticky_summary(result: Assessment) -> None:
