@@ -60,7 +60,19 @@ def server_url(tmp_path_factory) -> Iterator[str]:
         yield from _serve(port, log, log_path)
 
 
-def _serve(port: int, log, log_path: Path) -> Iterator[str]:
+@pytest.fixture
+def cold_server_url(tmp_path) -> Iterator[str]:
+    """The app served with numba's cache in an empty folder, as after a deploy: every kernel
+    is compiled anew."""
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    log_path = tmp_path / "streamlit-server.log"
+    with open(log_path, "w") as log:
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+        yield from _serve(_free_port(), log, log_path, env)
+
+
+def _serve(port: int, log, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     server = subprocess.Popen(
         [
             sys.executable,
@@ -73,6 +85,7 @@ def _serve(port: int, log, log_path: Path) -> Iterator[str]:
             f"--server.port={port}",
         ],
         cwd=ROOT,
+        env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
