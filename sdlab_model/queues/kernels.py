@@ -2,15 +2,15 @@
 
 numba compiles a kernel on its first call, or loads it from its disk cache. With an empty cache
 (a deploy, a wake-up on Streamlit Community Cloud) that takes tens of seconds, and a server's
-first page would wait for it. So a server calls ``compile_in_background``: one thread compiles
-the kernels while every other thread runs each kernel module's plain-Python twin, the module's
-own source run again with numba's ``njit`` as the identity (what ``NUMBA_DISABLE_JIT=1`` would
-run; ``tests/sdlab_model/queues/test_kernels.py`` checks that it gives the compiled kernels'
-numbers bit for bit). The twin is slower per cell, and a page's few cells take it well under a
-second; the twin imports no numba, so it is ready at once. Once the thread is done, every
-call gets the compiled kernels. Without ``compile_in_background`` (tests, scripts, a server
-started by ``python3 dev.py run``, which compiles first) the compiled kernels are used from the
-start, compiling on first use.
+first page would wait for it. So a server calls ``compile_in_background``: one thread gets the
+kernels ready (``warmup.warm_up_in_a_subprocess``) while every other thread runs each kernel
+module's plain-Python twin, the module's own source run again with numba's ``njit`` as the
+identity (what ``NUMBA_DISABLE_JIT=1`` would run; ``tests/sdlab_model/queues/test_kernels.py``
+checks that it gives the compiled kernels' numbers bit for bit). A twin imports no numba, so it
+is ready at once; it is slower per cell, but a page's few cells take it a fraction of a second
+(an exact M/D/c solve near saturation, seconds). Once the thread is done, every call gets the
+compiled kernels. In a process that never calls ``compile_in_background`` (tests, scripts)
+the compiled kernels are used from the start, compiling on first use.
 
 The model's callers ask for a kernel module here (``module(TAIL).decay_rate_cells``) where they
 imported it before; the kernels themselves stay leaves and know nothing of this.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
-import sys
 import threading
 import types
 from collections.abc import Callable
@@ -44,11 +43,11 @@ def module(name: str) -> types.ModuleType:
     plain-Python twin while a background compile runs (but in the compiling thread itself)."""
     compiler = _compiler
     if compiler is None or _compiled.is_set() or compiler is threading.current_thread():
-        return sys.modules.get(name) or _import_compiled(name)
+        return _compiled_module(name)
     return plain(name)
 
 
-def _import_compiled(name: str) -> types.ModuleType:
+def _compiled_module(name: str) -> types.ModuleType:
     if name not in KERNEL_MODULES:
         raise ValueError(f"name={name!r} is not a kernel module: one of {sorted(KERNEL_MODULES)}")
     # Imported here, not at module top: `import sdlab_model` must not import numba.
