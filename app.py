@@ -16,7 +16,7 @@ _PAGES_KEY = "sdlab.pages"
 st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
 if "sdlab.nodelay" not in st.session_state:  # once per session: its connection is open now
     st.session_state["sdlab.nodelay"] = sockets.ensure_nodelay()
-warmup.ensure_ready()  # the model's numba kernels: compiled once per server process
+warmup.start()  # the model's numba kernels, compiled in the background once per server process
 
 
 _PAGES = (
@@ -50,6 +50,7 @@ page = st.navigation(_pages())
 deferred.clear()
 with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
     state.show_notices()
+    warmup.notice()
     try:
         page.run()
     finally:

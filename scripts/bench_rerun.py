@@ -53,6 +53,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 quiet_bare_mode_warnings()  # before sdlab_ui's cached functions are made
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
+from sdlab_model.queues import kernels  # noqa: E402
 from sdlab_ui import cache  # noqa: E402
 
 _BARE_APP = f"""
@@ -140,6 +141,7 @@ def main() -> None:
         for app in (lab, bare):  # warm-up: imports, numba, caches
             _timed_run(app)
             _timed_run(app)
+        kernels.wait_until_compiled()  # the compiled kernels, as a warm server runs them
 
         steady_lab, steady_bare = [], []
         for _ in range(args.reruns):

@@ -1,57 +1,47 @@
-"""The model's compiled kernels, ready before a page needs them, with a word while they compile.
+"""The model's compiled kernels, prepared in the background, and a line on the page meanwhile.
 
-Every queueing evaluation runs numba kernels (``sdlab_model.queues``'s, compiled by
-``sdlab_model.queues.warmup``). numba compiles them on first use, or loads them from its disk
-cache. ``python3 dev.py run`` compiles them before it serves, but Streamlit Community Cloud runs
-``streamlit run app.py`` directly, so after a deploy the first page to evaluate anything would
-wait for the compiler with nothing on the screen: measured on a 2-core machine at 14.6 s to the
-first p99 with an empty cache (most of it compiling ``_fleet_kernel`` and ``_tail_kernel``),
-1.8 s with a warm one (numba's import and the cache's load).
-
-So the first run of the process starts one thread that compiles (or loads) them, and every run
-that comes before it is done waits for it under a spinner that says why.
+Every queueing evaluation runs numba kernels. numba compiles them on first use, or loads them
+from its disk cache. ``python3 dev.py run`` compiles them before it serves, but Streamlit
+Community Cloud runs ``streamlit run app.py`` directly, so after a deploy or a wake-up the
+cache can be empty, and compiling takes tens of seconds. The first run of a server process
+starts one thread that compiles them (``sdlab_model.queues.kernels.compile_in_background``);
+meanwhile the model runs its kernels as plain Python, with the same numbers, so pages are drawn
+at once. A page drawn meanwhile says so, and reruns itself once the kernels are compiled (to
+drop that line).
 """
 
 from __future__ import annotations
 
-import threading
-
 import streamlit as st
 
-_done = threading.Event()
-_lock = threading.Lock()
-_thread: threading.Thread | None = None
-WAIT_MESSAGE = (
-    "Preparing the model's compiled kernels: the first page after the server starts waits for "
-    "them, about 15 seconds if they were never compiled here, once."
+from sdlab_model.queues import kernels
+from sdlab_model.queues.warmup import warm_up_in_a_subprocess
+
+NOTICE_KEY = "sdlab-compiling"
+NOTICE = (
+    "This server has just started and is preparing its compiled model in the background. "
+    "Meanwhile the model runs uncompiled, with the same numbers; large grids and the first "
+    "simulation take longer. This line goes once the compiled model is ready."
 )
+POLL_S = 2.0
+"""How often a page drawn while compiling looks again (a fragment's rerun, a few ms)."""
 
 
-def _compile() -> None:
-    try:
-        # Imported here: `import sdlab_ui` must not import numba before a page needs it.
-        from sdlab_model.queues.warmup import warm_up
-
-        warm_up()
-    finally:
-        _done.set()  # a failure shows where the kernels are used, with its own message
+def start() -> None:
+    """Start compiling the kernels in the background (once per process; a no-op after)."""
+    kernels.compile_in_background(warm_up_in_a_subprocess)
 
 
-def is_ready() -> bool:
-    """Whether the kernels are compiled (or failed to, which the pages then report)."""
-    return _done.is_set()
+def notice() -> None:
+    """While the kernels compile: ``NOTICE``, and a full rerun once they are compiled."""
+    if kernels.is_compiling():
+        _notice_until_compiled()
 
 
-def ensure_ready() -> None:
-    """Start compiling the kernels (once per process) and wait for them, with a spinner if the
-    wait is more than a moment."""
-    global _thread
-    if _done.is_set():
-        return
-    with _lock:
-        if _thread is None:
-            _thread = threading.Thread(target=_compile, name="sdlab-kernels", daemon=True)
-            _thread.start()
-    if not _done.wait(0.1):
-        with st.spinner(WAIT_MESSAGE, show_time=True):
-            _done.wait()
+@st.fragment(run_every=POLL_S)
+def _notice_until_compiled() -> None:
+    if kernels.is_compiling():
+        with st.container(key=NOTICE_KEY):
+            st.info(NOTICE, icon=":material/hourglass_top:")
+    else:
+        st.rerun()  # the whole page: a full run without this fragment ends its polling

@@ -107,8 +107,8 @@ def _describe(groups: list[tuple[str, ...]]) -> str:
 def test_the_walk_finds_a_circle_and_imports_inside_functions():
     """The walk sees a function-level import and relative imports, and reports a circle."""
     graph = import_graph("sdlab_model")
-    assert "sdlab_model.queues._fleet_kernel" in graph["sdlab_model.queues.fleet"], (
-        "fleet.py's function-level import of _fleet_kernel was not seen"
+    assert "sdlab_model.queues._fleet_kernel" in graph["sdlab_model.queues.kernels"], (
+        "kernels.py's function-level import of _fleet_kernel was not seen"
     )
     assert {"sdlab_model.queues.queueing"} <= graph["sdlab_model.queues"], (
         "the queues package's import of queueing was not seen"

@@ -1,8 +1,8 @@
 """Compiled per-cell loops of ``fleet.batched_quantile`` and ``fleet.unbatched_quantile``.
 
-Imported lazily by ``sdlab_model.queues.fleet`` so that ``import sdlab_model`` neither imports
-numba nor compiles anything; ``python3 dev.py run`` compiles them into numba's disk cache before
-the server starts (``sdlab_model.queues.warmup``).
+Loaded lazily (``sdlab_model.queues.kernels``) by ``fleet`` so that ``import sdlab_model``
+imports no numba and compiles nothing; ``python3 dev.py run`` compiles them into numba's disk
+cache before the server starts (``sdlab_model.queues.warmup``).
 
 Why compiled: one fresh ``evaluate`` calls ``batched_quantile`` about five times on 1 to 32 cells
 of 1 to 12 model classes. The numpy version ran some 60 array operations per call (plus up to

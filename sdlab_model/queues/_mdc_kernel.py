@@ -1,7 +1,7 @@
 """The exact M/D/c solve's compiled loop: state reduction (GTH) of the chain ``Q' = (Q + A - c)^+``.
 
-Imported lazily by ``sdlab_model.queues.mdc`` so that ``import sdlab_model`` neither imports
-numba nor compiles anything. The compiled code is cached on disk where it can be, and
+Loaded lazily (``sdlab_model.queues.kernels``) by ``mdc`` so that ``import sdlab_model`` imports no
+numba and compiles nothing. The compiled code is cached on disk where it can be, and
 ``python3 dev.py run`` compiles it into that cache before the server starts, so that no visitor
 waits for the compiler.
 

@@ -4,7 +4,7 @@ They are ``mdc.decay_rate`` (Newton), ``mdc_grid.log_tail_constant`` and
 ``batching.quantile_from_table`` (bilinear table lookups), and ``batching.mixture_quantile``
 (safeguarded Newton on a mixture of closed-form survival functions).
 
-Imported lazily by ``sdlab_model.queues.mdc``, ``mdc_grid`` and ``batching`` so that
+Loaded lazily (``sdlab_model.queues.kernels``) by ``mdc``, ``mdc_grid`` and ``batching`` so that
 ``import sdlab_model`` neither imports numba nor compiles anything; ``python3 dev.py run``
 compiles these into numba's disk cache before the server starts
 (``sdlab_model.queues.warmup``). A leaf: it imports no other module of the model.

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdlab_model.queues import mdc
+from sdlab_model.queues import kernels, mdc
 from sdlab_model.queues.mdc_grid import log_tail_constant
 
 SATURATION_LIMIT = 0.3
@@ -197,9 +197,7 @@ def quantile_from_table(tau, first_share, mean, sd, tail):
     (``_tail_kernel.quantile_from_table_cells``), in log ``a`` (``a = 0`` the first node) and
     log ``p``.
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._tail_kernel import quantile_from_table_cells
-
+    quantile_from_table_cells = kernels.module(kernels.TAIL).quantile_from_table_cells
     table = standard_quantile_table(float(tail))
     tau, first_share, mean, sd = np.broadcast_arrays(tau, first_share, mean, sd)
     # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.
@@ -217,9 +215,7 @@ def mixture_quantile(tau, first_share, mean, sd, weight, tail):
     loop over rows (``_tail_kernel.mixture_quantile_rows``) running ``_formation_service_sf`` and
     ``_safeguarded_newton`` per cell.
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._tail_kernel import mixture_quantile_rows
-
+    mixture_quantile_rows = kernels.module(kernels.TAIL).mixture_quantile_rows
     tau, first_share, mean, sd, weight = np.broadcast_arrays(tau, first_share, mean, sd, weight)
     row_shape, classes = tau.shape[:-1], tau.shape[-1]
     # Fresh C-ordered copies: a read-only or strided view would compile the kernel once more.

@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 
 from sdlab_model.policies import Policy
-from sdlab_model.queues import batching, mdc_grid
+from sdlab_model.queues import batching, kernels, mdc_grid
 from sdlab_model.workload import Workload
 
 MAX_VALIDATED_REPLICA_SCV = 1.05
@@ -163,9 +163,7 @@ def unbatched_quantile(
     or one per cell (see ``_tails``). A compiled loop over cells
     (``_fleet_kernel.unbatched_quantile_cells``).
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._fleet_kernel import unbatched_quantile_cells
-
+    unbatched_quantile_cells = kernels.module(kernels.FLEET).unbatched_quantile_cells
     rate, count = np.broadcast_arrays(np.asarray(rate_per_ms, float), np.asarray(replicas, float))
     parts = unbatched_quantile_cells(
         *_replica_arguments(workload, rate, count),
@@ -216,9 +214,7 @@ def batched_quantile(
     A compiled loop over cells and classes (``_fleet_kernel.batched_quantile_cells``), the numpy
     version's arithmetic in its order.
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._fleet_kernel import batched_quantile_cells
-
+    batched_quantile_cells = kernels.module(kernels.FLEET).batched_quantile_cells
     if workload.is_central_queue:  # one batcher for every model
         classes = ModelClasses(np.ones(1), np.ones(1))
     else:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sdlab_model.queues import kernels
+
 _TAIL_MASS = 1e-15
 """Probability left beyond the truncated state space of the exact solution (below double noise)."""
 
@@ -100,9 +102,7 @@ def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     Sources: the Cramér–Lundberg exponent of the E_c/D/1 Lindley walk (M/D/c with cyclic
     assignment); Tijms, *A First Course in Stochastic Models* (2003) §9.4.
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._tail_kernel import decay_rate_cells
-
+    decay_rate_cells = kernels.module(kernels.TAIL).decay_rate_cells
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(offered_load, float))
     # Fresh copies: a read-only view would compile the kernel once more.
     eta = decay_rate_cells(np.array(c, order="C").ravel(), np.array(a, order="C").ravel())
@@ -180,10 +180,7 @@ class MdcWait:
         states = min(max(needed, 16), MAX_STATES)
         pmf = poisson_pmf(a, 0, c + states)
         if c <= GTH_MAX_SERVERS:
-            # Imported here, not at module top: `import sdlab_model` must not import numba.
-            from sdlab_model.queues._mdc_kernel import stationary_gth
-
-            queue_pmf = stationary_gth(pmf, c, states)
+            queue_pmf = kernels.module(kernels.MDC).stationary_gth(pmf, c, states)
         else:
             queue_pmf = dense_stationary(pmf, c, states)
         return cls(c, a, queue_pmf, eta, needed <= MAX_STATES)

@@ -16,7 +16,7 @@ from importlib.resources.abc import Traversable
 
 import numpy as np
 
-from sdlab_model.queues import mdc
+from sdlab_model.queues import kernels, mdc
 
 TABLE_FILE = resources.files(__package__) / "data" / "mdc_tail_constant.npz"
 """The tabulated ``ln C``, written by scripts/build_mdc_table.py."""
@@ -65,9 +65,7 @@ def log_tail_constant(servers: np.ndarray, utilization: np.ndarray) -> np.ndarra
     heavy-traffic limit and changes slowly. A compiled loop over cells
     (``_tail_kernel.log_tail_constant_cells``).
     """
-    # Imported here, not at module top: `import sdlab_model` must not import numba.
-    from sdlab_model.queues._tail_kernel import log_tail_constant_cells
-
+    log_tail_constant_cells = kernels.module(kernels.TAIL).log_tail_constant_cells
     c, rho = np.broadcast_arrays(np.asarray(servers, float), np.asarray(utilization, float))
     # Fresh copies: a read-only view would compile the kernel once more.
     c_cells, rho_cells = np.array(c, order="C").ravel(), np.array(rho, order="C").ravel()

@@ -1,44 +1,49 @@
-"""The kernels' warm-up: one compiling thread per process however many runs wait, then none."""
+"""The kernels compile in the background: a page drawn meanwhile has its numbers and says why
+the model is slower, and the line is gone once they are compiled."""
 
 from __future__ import annotations
 
 import threading
-import time
 
-from apptest_helpers import assert_no_exception, open_app
+import pytest
+from apptest_helpers import assert_no_exception, headline_p99, open_app
 
+from sdlab_model.queues import kernels
+from sdlab_model.queues.warmup import warm_up_in_a_subprocess
 from sdlab_ui import warmup
 
 
-def test_concurrent_first_runs_start_one_compile_and_all_wait_for_it(monkeypatch):
-    calls = []
-
-    def slow_compile():
-        calls.append(threading.current_thread().name)
-        time.sleep(0.3)
-        warmup._done.set()
-
-    monkeypatch.setattr(warmup, "_compile", slow_compile)
-    monkeypatch.setattr(warmup, "_thread", None)
-    monkeypatch.setattr(warmup, "_done", threading.Event())
-    finished = []
-    runs = [
-        threading.Thread(target=lambda: (warmup.ensure_ready(), finished.append(warmup.is_ready())))
-        for _ in range(4)
-    ]
-    for run in runs:
-        run.start()
-    for run in runs:
-        run.join(10)
-    assert calls == ["sdlab-kernels"], f"compiled {len(calls)} times: {calls}"
-    assert finished == [True] * 4, f"a run went on before the kernels were ready: {finished}"
-    warmup.ensure_ready()
-    assert len(calls) == 1, "a later run compiled again"
+@pytest.fixture
+def compiling(monkeypatch):
+    """A background compile that lasts until the test sets the event it yields."""
+    monkeypatch.setattr(kernels, "_compiler", None)
+    monkeypatch.setattr(kernels, "_compiled", threading.Event())
+    release = threading.Event()
+    kernels.compile_in_background(lambda: release.wait(120))
+    yield release
+    release.set()
+    kernels.wait_until_compiled(120)
 
 
-def test_the_app_waits_for_the_kernels_on_every_page(monkeypatch):
-    waited = []
-    monkeypatch.setattr(warmup, "ensure_ready", lambda: waited.append(True))
+def _says_compiling(app) -> bool:
+    return any(info.value == warmup.NOTICE for info in app.info)
+
+
+def test_a_page_drawn_while_compiling_has_its_numbers_and_says_so(compiling):
     app = open_app()
     assert_no_exception(app)
-    assert waited, "the app did not wait for the kernels before drawing the page"
+    assert headline_p99(app), "the Lab has no p99 while the kernels compile"
+    assert _says_compiling(app), "the page does not say the model is being compiled"
+    compiling.set()
+    assert kernels.wait_until_compiled(120), "the stand-in compile did not finish"
+    app.run()
+    assert_no_exception(app)
+    assert not _says_compiling(app), "the page still says the model is being compiled"
+
+
+def test_the_app_starts_the_compile_in_a_subprocess_and_does_not_wait(monkeypatch):
+    started = []
+    monkeypatch.setattr(kernels, "compile_in_background", started.append)
+    app = open_app()
+    assert_no_exception(app)
+    assert started == [warm_up_in_a_subprocess], f"the app started {started}"

@@ -1,5 +1,9 @@
 """What the browser tests look for on a page, in one place."""
 
+import json
+
+from sdlab_ui.panels import LAB_TITLE
+
 DIAGRAM_SVG = '.sdlab-diagram svg, [data-testid="stGraphVizChart"] svg'
 """The architecture diagram: drawn on the server as SVG, or by the browser without Graphviz."""
 EXCEPTION = '[data-testid="stException"]'
@@ -18,3 +22,8 @@ IDLE_JS = (
 """True once no script run is in progress (Streamlit's running-man widget is gone) and every
 element is drawn: Streamlit shows a skeleton while an element's code is still loading, so on a
 first load a Markdown element can be on screen before the metrics and widgets beside it."""
+LAB_TITLE_JS = f"""() => [...document.querySelectorAll('h1')]
+    .some(h => h.innerText.includes({json.dumps(LAB_TITLE)}))"""
+"""True once the Lab's title is on the screen."""
+COMPILING_NOTICE = ".st-key-sdlab-compiling"
+"""The line a page shows while the model's compiled kernels are being prepared."""

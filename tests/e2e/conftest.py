@@ -18,11 +18,18 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.sync.client import connect
+
+from sdlab_ui import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 60
+COMPILE_TIMEOUT_S = 300
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -60,7 +67,23 @@ def server_url(tmp_path_factory) -> Iterator[str]:
         yield from _serve(port, log, log_path)
 
 
-def _serve(port: int, log, log_path: Path) -> Iterator[str]:
+@pytest.fixture
+def cold_server_url(tmp_path) -> Iterator[str]:
+    """The app served with numba's cache in an empty folder, as after a deploy: every kernel
+    is compiled anew."""
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    log_path = tmp_path / "streamlit-server.log"
+    with open(log_path, "w") as log:
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+        yield from _serve(_free_port(), log, log_path, env, compiled=False)
+
+
+def _serve(
+    port: int, log, log_path: Path, env: dict[str, str] | None = None, compiled: bool = True
+) -> Iterator[str]:
+    """Serve the app on ``port`` until the fixture ends; with ``compiled``, only once its model's
+    kernels are compiled (``_wait_for_compiled_kernels``)."""
     server = subprocess.Popen(
         [
             sys.executable,
@@ -73,6 +96,7 @@ def _serve(port: int, log, log_path: Path) -> Iterator[str]:
             f"--server.port={port}",
         ],
         cwd=ROOT,
+        env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -92,6 +116,8 @@ def _serve(port: int, log, log_path: Path) -> Iterator[str]:
                     f"{SERVER_START_TIMEOUT_S} s; server log: {log_path}"
                 )
             time.sleep(0.3)
+        if compiled:
+            _wait_for_compiled_kernels(url)
         yield url
     finally:
         server.terminate()
@@ -99,6 +125,31 @@ def _serve(port: int, log, log_path: Path) -> Iterator[str]:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def _wait_for_compiled_kernels(url: str) -> None:
+    """Run the app over its websocket until a run no longer says its kernels are being compiled
+    (a server's first runs do, for a few seconds with numba's cache warm): the tests then see a
+    warm server's pages. ``test_cold_start_browser.py`` tests the cold start."""
+    deadline = time.monotonic() + COMPILE_TIMEOUT_S
+    request = BackMsg()
+    request.rerun_script.query_string = ""
+    with connect(
+        f"ws://{urlparse(url).netloc}/_stcore/stream", subprotocols=["streamlit"], origin=url
+    ) as socket:
+        while time.monotonic() < deadline:
+            socket.send(request.SerializeToString())
+            says_compiling = False
+            while True:
+                reply = ForwardMsg()
+                reply.ParseFromString(socket.recv(timeout=COMPILE_TIMEOUT_S))
+                if reply.WhichOneof("type") == "script_finished":
+                    break
+                says_compiling |= reply.delta.new_element.alert.body == warmup.NOTICE
+            if not says_compiling:
+                return
+            time.sleep(0.5)
+    pytest.fail(f"the app at {url} still compiled its kernels after {COMPILE_TIMEOUT_S} s")
 
 
 @pytest.fixture(scope="session")
