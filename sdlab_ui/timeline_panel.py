@@ -632,32 +632,49 @@ def _cached_check(result: TimelineResult, seed: int):
         return simulate_timeline(result, seed)
 
 
+def _span_words(span, result: TimelineResult) -> str:
+    """What the check simulates, in words: all of it, or its first minutes and why."""
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS
+
+    if span.whole:
+        return f"the {span.expected_requests:,.0f} requests"
+    return (
+        f"the first {span.minutes:,} of {len(result.minute_starts_s):,} minutes "
+        f"({span.expected_requests:,.0f} requests; the check simulates at most "
+        f"{MAX_SIMULATED_REQUESTS:,}, from the start)"
+    )
+
+
 def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     """On request: the same arrivals and ready fleet through the discrete-event simulator."""
-    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, coverage_note
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, check_span, coverage_note
 
     st.subheader("Check against the simulator")
     note = coverage_note(inputs.workload)
     if note is not None:
         st.caption(f"{note} Change those in the sidebar to run it.")
         return
-    if result.totals.requests > MAX_SIMULATED_REQUESTS:
+    span = check_span(result)
+    if span.minutes == 0:
         st.caption(
-            f"{result.totals.requests:,.0f} requests is more than the check's "
-            f"{MAX_SIMULATED_REQUESTS:,}: shorten the timeline or lower the rate to check it."
+            f"The first minute alone has more than the check's {MAX_SIMULATED_REQUESTS:,} "
+            "requests: lower the rate to check it."
         )
         return
+    what = _span_words(span, result)
     if not st.button("Simulate this timeline", key=CHECK_KEY):
         st.caption(
-            f"Draws the {result.totals.requests:,.0f} requests as a Poisson stream of the "
-            "step's rate and serves them on the ready replicas the model scheduled, through "
-            "the sidebar's balancer and batching; then compares each minute's p99."
+            f"Draws {what} as a Poisson stream of the step's rate and serves them on the ready "
+            "replicas the model scheduled, through the sidebar's balancer and batching; then "
+            "compares each minute's p99."
         )
         return
-    bar = st.progress(0.0, text=f"Simulating {result.totals.requests:,.0f} requests…")
+    bar = st.progress(0.0, text=f"Simulating {span.expected_requests:,.0f} requests…")
     check = _cached_check(result, 0)
     bar.progress(1.0, text="Done.")
     bar.empty()
+    if not span.whole:
+        st.caption(f"Simulated {what}: the figures below are for those minutes.")
     errors = check.p99_errors
     st.markdown(
         f"Minutes over the target: model **{check.model_minutes_over}**, simulation "

@@ -141,6 +141,24 @@ def test_the_simulator_check_runs_on_request():
     assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
 
 
+def test_a_timeline_over_the_checks_cap_is_checked_over_its_first_minutes(monkeypatch):
+    from sdlab_model.timeline import check
+
+    monkeypatch.setattr(check, "MAX_SIMULATED_REQUESTS", 100_000)  # one minute at 1,000 req/s
+    query = {"rate_rps": "1000", "lb_policy": "random", "tl.traffic": "constant"}
+    query["tl.duration_s"] = "600"
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    offer = " ".join(c.value for c in app.caption)
+    assert "the first 1 of 10 minutes (60,000 requests" in offer, offer
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    said = " ".join(c.value for c in app.caption)
+    assert "Simulated the first 1 of 10 minutes" in said, f"the page says what it simulated: {said}"
+    text = " ".join(m.value for m in app.markdown)
+    assert "over 1 minutes with at least 200 requests" in text, text
+
+
 def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():
     query = {
         "rate_rps": "3000",
