@@ -27,7 +27,7 @@ from sdlab_model.architecture import (
     to_dot,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, deferred, report, runs, simulation, state
+from sdlab_ui import cache, deferred, downloads, report, runs, simulation, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 from sdlab_ui.simulation import SimSummary
 
@@ -599,6 +599,15 @@ def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
 
 
 def _html_report(view: cache.LabView, link_query: str) -> str:
+    workload, model = view.result.workload, view.result.model
+    return downloads.built_report(
+        downloads.ReportRequest(
+            (workload, model, link_query), functools.partial(_build_html, view, link_query)
+        )
+    )
+
+
+def _build_html(view: cache.LabView, link_query: str) -> str:
     workload, model = view.result.workload, view.result.model
     dot = diagram_dot(view.result)
     return report.html_report(
