@@ -369,7 +369,7 @@ def _upload(column) -> None:
     )
     if uploaded is not None:
         try:
-            text = uploaded.getvalue().decode("utf-8")
+            text = uploaded.getvalue().decode("utf-8-sig")  # as Excel saves "CSV UTF-8"
             st.session_state[_TRACE_KEY] = parse_trace_csv(text, source=uploaded.name[:60])
         except (UnicodeDecodeError, ValueError) as error:
             reason = (

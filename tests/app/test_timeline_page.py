@@ -124,6 +124,17 @@ def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():
     assert "timeline.chart" in _charts(app), "a good trace runs the timeline"
 
 
+def test_a_trace_saved_with_a_byte_order_mark_is_read_like_the_scenario_file():
+    app = open_app({"tl.traffic": "uploaded"}, page=TIMELINE_PAGE)
+    app.file_uploader(key="timeline.upload").set_value(
+        ("trace.csv", "\ufefftime_s,rate_rps\n0,100\n120,400\n".encode(), "text/csv")
+    ).run()
+    assert_no_exception(app)
+    errors = " ".join(e.value for e in app.error)
+    assert not errors, f"a UTF-8 BOM (Excel's CSV UTF-8) was refused: {errors}"
+    assert "timeline.chart" in _charts(app), "the trace runs the timeline"
+
+
 def test_the_simulator_check_runs_on_request():
     query = {
         "rate_rps": "600",
