@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import deferred, runs, sockets, state, warmup
+from sdlab_ui import deferred, runs, sockets, state, uploads, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -57,3 +57,4 @@ with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
             state.render_sidebar()
         finally:
             deferred.run()  # what the page left for last (the Lab's diagram, drawn meanwhile)
+            uploads.release_this_sessions_unused()  # Streamlit keeps them until the session ends
