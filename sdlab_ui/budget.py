@@ -13,6 +13,8 @@ first takes a slot in one of two lanes:
   else's ordinary reruns.
 - ``WORK``, two slots (this app is sized for a 2-core machine): the Lab's simulation and the
   heatmap grids, tens to a few hundred ms each.
+- ``PYTHON``, one slot: a canary plan or an HTML report, Python for up to a second each, which
+  a visitor can ask for again and again with new inputs.
 
 Ordinary evaluations (a few ms) take no slot. A thread holding a slot takes none again, so
 nested calls cannot deadlock. Slots go in turns (``Lane``): a visitor looping on expensive work
@@ -97,9 +99,14 @@ class Lane:
         """Requests waiting for a slot now."""
         return len(self._queue)
 
-    def acquire(self) -> None:
+    def others_waiting(self, owner: Hashable) -> bool:
+        """Whether a visitor other than ``owner`` waits for a slot now."""
+        with self._condition:
+            return any(ticket.owner != owner for ticket in self._queue)
+
+    def acquire(self, quiet: bool = False) -> None:
         """Take a slot in turn, showing the visitor their place in line while they wait (a
-        worker thread, which has no page to show it on, just waits)."""
+        worker thread, which has no page to show it on, or a ``quiet`` call just waits)."""
         owner = _owner()
         with self._condition:
             ticket = _Ticket(owner, self._issued)
@@ -110,7 +117,7 @@ class Lane:
                 return
             place = self._place(ticket)
         try:
-            if get_script_run_ctx() is None:
+            if quiet or get_script_run_ctx() is None:
                 with self._condition:
                     self._condition.wait_for(lambda: ticket.granted)
                 return
@@ -178,6 +185,10 @@ class Lane:
 
 HEAVY = Lane("heavy", slots=1)
 WORK = Lane("work", slots=2)
+PYTHON = Lane("python", slots=1)
+"""Work that runs Python itself for up to a second or so (the canary plan's searches, an HTML
+report's rendering): one at a time, since each holds the interpreter (the GIL) against every
+visitor's reruns."""
 _held = threading.local()
 
 
@@ -202,8 +213,24 @@ def slot(lane: Lane | None) -> Iterator[None]:
     try:
         yield
     finally:
+        if held_lane() is lane:  # take_turns may have lost it to an interrupted wait
+            _held.lane = None
+            lane.release()
+
+
+def take_turns() -> None:
+    """Between the pieces of long work done in a slot: if another visitor waits for the lane,
+    hand them the slot and queue again behind them, so a short computation is not held up for
+    the whole of a long one (a Verify of seconds, a timeline check)."""
+    lane = held_lane()
+    if lane is None or not lane.others_waiting(_owner()):
+        return
+    lane.release()
+    try:
+        lane.acquire(quiet=True)  # quiet: this may run inside a cached function
+    except BaseException:
         _held.lane = None
-        lane.release()
+        raise
 
 
 def is_heavy_evaluation(workload: Workload, model: str) -> bool:

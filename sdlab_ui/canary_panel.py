@@ -27,8 +27,9 @@ KEY_PREFIX = "canary."
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Planning the rollout…")
 def cached_rollout(workload: Workload, plan: CanaryPlan) -> CanaryRollout:
-    """``plan_rollout``, cached (a tenth of a second or so: the detection-time searches)."""
-    with budget.slot(budget.WORK):
+    """``plan_rollout``, cached (up to a second of Python: the detection-time searches), one at
+    a time with the other Python-bound work (``budget.PYTHON``)."""
+    with budget.slot(budget.PYTHON):
         return plan_rollout(workload, plan)
 
 

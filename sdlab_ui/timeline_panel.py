@@ -629,7 +629,9 @@ def _cached_check(result: TimelineResult, seed: int):
     from sdlab_model.timeline.check import simulate_timeline
 
     with budget.slot(budget.HEAVY):
-        return simulate_timeline(result, seed)
+        return simulate_timeline(
+            result, seed, between_chunks=lambda done, total: budget.take_turns()
+        )
 
 
 def _span_words(span, result: TimelineResult) -> str:

@@ -27,6 +27,7 @@ flight at that instant, which the per-replica queues here do not share.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,12 +159,14 @@ def simulate_timeline(
     seed: int = 0,
     chunk_requests: int = CHUNK_REQUESTS,
     max_requests: int | None = None,
+    between_chunks: Callable[[int, int], None] | None = None,
 ) -> TimelineCheck:
     """Simulate ``result``'s traffic on its ready fleet over ``check_span(result,
     max_requests)`` and compare the minutes' p99s. ``chunk_requests`` sets the memory, never
     the result: the arrivals and the balancer's random picks come from their own seeded
     streams, drawn in time order. (A larger ``max_requests`` is for offline reports: memory
-    grows by 8 bytes a request, time by about a second per 4 million.)"""
+    grows by 8 bytes a request, time by about a second per 4 million.) ``between_chunks(done,
+    total)`` is called after each chunk, with the requests served so far and in all."""
     inputs = result.inputs
     workload = inputs.workload
     note = coverage_note(workload)
@@ -184,6 +187,8 @@ def simulate_timeline(
         minutes = np.floor(chunk / bucket_s + 1e-9).astype(np.int64)
         per_minute += np.bincount(minutes, minlength=n_minutes)[:n_minutes]
         queue.serve(chunk, first, horizon_s, latency_ms)
+        if between_chunks is not None:
+            between_chunks(first + chunk.size, arrivals.total)
     simulated = np.full(n_minutes, np.nan)
     bounds = np.r_[0, np.cumsum(per_minute)]
     for minute in range(span.minutes):

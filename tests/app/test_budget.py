@@ -315,3 +315,34 @@ def test_a_waiting_visitor_is_told_their_place_in_line(monkeypatch):
     told = [text for name, text in captions if name == "w3"]
     assert told[0] == "Yours is number 3 in line.", f"w3 was told {told}"
     assert "Yours is next in line." in told, f"w3's place was not updated as the line moved: {told}"
+
+
+def test_long_work_takes_turns_with_a_short_press_between_its_pieces(monkeypatch):
+    _as_sessions(monkeypatch)
+    events: list[str] = []
+    started = threading.Event()
+
+    def long_work():
+        with budget.slot(budget.HEAVY):
+            started.set()
+            for piece in range(20):
+                time.sleep(0.05)
+                events.append(f"long {piece}")
+                budget.take_turns()
+
+    def short_press():
+        with budget.slot(budget.HEAVY):
+            events.append("short")
+
+    long = threading.Thread(target=long_work, name="hostile", daemon=True)
+    long.start()
+    assert started.wait(timeout=10)
+    time.sleep(0.12)
+    short = threading.Thread(target=short_press, name="visitor", daemon=True)
+    short.start()
+    for thread in (long, short):
+        thread.join(timeout=10)
+    assert "short" in events and events.index("short") < 8, (
+        f"the short press waited for the whole long computation: {events}"
+    )
+    assert events[-1] == "long 19" and budget.HEAVY.waiting == 0, events
