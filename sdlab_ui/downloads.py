@@ -16,9 +16,6 @@ from dataclasses import dataclass, field
 from sdlab_ui import budget
 from sdlab_ui.cache import shared_cache
 
-REPORTS_KEPT = 4
-"""Reports kept (~5 MB each): the designs a few visitors are downloading at the same time."""
-
 
 @dataclass(frozen=True)
 class ReportRequest:
@@ -29,7 +26,7 @@ class ReportRequest:
     build: Callable[[], str] = field(compare=False, repr=False)
 
 
-@shared_cache(maxsize=REPORTS_KEPT)
+@shared_cache(maxsize=4)  # ~5 MB a report: the designs a few visitors download at once
 def built_report(request: ReportRequest) -> str:
     """``request.build()`` under the ``PYTHON`` lane, once per design while it is kept."""
     with budget.slot(budget.PYTHON):
