@@ -44,6 +44,7 @@ from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, Uploaded
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.advice_panel import money
+from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR, ms_text
 
 PREFIX = "tl"
@@ -622,12 +623,13 @@ def ramp_story(result: TimelineResult) -> str:
     )
 
 
-@st.cache_data(
-    max_entries=8, show_spinner=False, hash_funcs={TimelineResult: lambda r: repr(r.inputs)}
-)
-def _cached_check(result: TimelineResult, seed: int):
+@shared_cache(maxsize=8)
+def _cached_check(inputs: TimelineInputs, seed: int):
+    """The simulator check of ``inputs``' autoscaled timeline, kept outside Streamlit's caches:
+    any visitor's ``clear_cache`` message empties those, and this is the page's costliest result."""
     from sdlab_model.timeline.check import simulate_timeline
 
+    result = _cached_run(inputs, False)
     with budget.slot(budget.HEAVY):
         return simulate_timeline(
             result, seed, between_chunks=lambda done, total: budget.take_turns()
@@ -672,7 +674,7 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
         )
         return
     bar = st.progress(0.0, text=f"Simulating {span.expected_requests:,.0f} requests…")
-    check = _cached_check(result, 0)
+    check = _cached_check(inputs, 0)
     bar.progress(1.0, text="Done.")
     bar.empty()
     if not span.whole:

@@ -152,6 +152,28 @@ def test_the_simulator_check_runs_on_request():
     assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
 
 
+def test_a_visitors_clear_cache_message_does_not_cost_the_check_again(monkeypatch):
+    import streamlit as st
+
+    from sdlab_model.timeline import check
+
+    query = {"rate_rps": "600", "replicas": "2", "lb_policy": "random", "tl.duration_s": "120"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    runs = []
+    simulate = check.simulate_timeline
+    monkeypatch.setattr(
+        check, "simulate_timeline", lambda *a, **k: runs.append(1) or simulate(*a, **k)
+    )
+    st.cache_data.clear()  # what Streamlit does on any visitor's clear_cache message
+    st.cache_resource.clear()
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    assert "Minutes over the target" in " ".join(m.value for m in app.markdown), "shown again"
+    assert not runs, "clear_cache made the timeline check simulate its requests again"
+
+
 def test_a_timeline_over_the_checks_cap_is_checked_over_its_first_minutes(monkeypatch):
     from sdlab_model.timeline import check
 
