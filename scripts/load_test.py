@@ -35,20 +35,27 @@ Chromium as much as sdlab; ``--app bare`` serves a page with the same sidebar, c
 a p99 metric and nothing else, to show how much of a figure is the platform's floor.
 
 ``--hostile N`` adds N hostile visitors (protocol) to the ``--sessions`` normal ones. They pause
-never and loop, until every normal visitor is done, on the most expensive inputs of every page,
-each one new so that it misses every cache, as a URL can ask: the Lab opened from a fresh URL of
-an unbatched fleet at utilization 0.99–0.9935 (an exact M/D/c solve of seconds, plus a
-simulation near saturation); the Heatmaps page opened from a fresh URL (five grids and their
-figures); its "Verify with simulation" button (768 simulated cells). Each URL is a new session,
-as a reload is. (The Tradeoffs page has no input.)
+never and loop, until every normal visitor is done, each input new so that it misses every
+cache, as a URL can ask. ``--hostile-mix pages`` (the default, issue 26): hostile visitor n
+attacks ``PAGE_ATTACKS[n % 5]`` (``PageAttacker``): the Timeline check at its largest size, the
+canary Steps text at the field's limit and at the websocket's, the HTML report in a loop, Verify
+on the heaviest grid, and a flood of 1 MB uploads through the trace uploader.
+``--hostile-mix classic`` (issue 13): every hostile visitor loops on the Lab opened from a fresh
+URL of an unbatched fleet at utilization 0.99–0.9935 (an exact M/D/c solve of seconds, plus a
+simulation near saturation), the Heatmaps page opened from a fresh URL (five grids and their
+figures) and its "Verify with simulation" button (768 simulated cells). Each URL is a new
+session, as a reload is. With hostile visitors, ``--pressers`` (default 2) more visitors press
+"Simulate this timeline" or "Verify with simulation" now and then with inputs of their own
+(``LegitPresser``; target p95 <= 15 s from press to result), and the server's RSS is read again
+``--after-s`` (default 60 s) after everyone has left (target <= 450 MB in the pages mix).
 
 Reported: time from interaction to updated value shown, p50/p95/max per kind of visitor (targets
 (issue 13): p95 <= 300 ms for browsers, <= 500 ms for protocol visitors, and <= 1 s for every
 normal visitor in the hostile mix); CPU seconds used by the server and by Chromium; errors seen in
 pages (exception elements, console errors, uncaught page errors; target 0); requests from pages
 to anything other than the local server (target 0); the server's RSS, children included, sampled
-four times a second (target peak <= 300 MB, <= 600 MB in the hostile mix). Hostile visitors'
-times are reported, without a target.
+four times a second (target peak <= 300 MB; <= 600 MB in the classic hostile mix, <= 800 MB in
+the pages mix). Hostile visitors' times are reported, without a target.
 
 Bounded: every wait has a timeout, the whole run has a deadline (--deadline-s), and the server
 and browser are stopped however the run ends. Not part of the test suite: it prints figures.
