@@ -57,6 +57,13 @@ def test_uploads_are_small():
     assert size_mb <= 1, f"[server] maxUploadSize should be at most 1 MB, is {size_mb}"
 
 
+def test_a_closed_sessions_state_and_uploads_go_within_30_s():
+    server = _config()["server"]
+    assert server.get("disconnectedSessionTTL", 120) <= 30, (
+        "a closed session's state and uploads stay 120 s by default (issue 26)"
+    )
+
+
 def test_no_full_garbage_collection_after_every_run():
     # A full collection per rerun costs ~90 ms of server CPU here (see .streamlit/config.toml).
     runner = _config().get("runner", {})
