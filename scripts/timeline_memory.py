@@ -2,10 +2,12 @@
 """Peak memory of one "Simulate this timeline" press at the check's largest size.
 
     PYTHONPATH=. python3 scripts/timeline_memory.py [--rate-rps 50000] [--policy random]
+        [--max-requests 30000000]
 
 Builds the Timeline page's inputs as the URL ``/timeline?rate_rps=50000&lb_policy=random&
 tl.traffic=constant&tl.duration_s=600`` does (every other input at its default: 30M requests,
-the check's cap), runs the time-stepped model, then the simulator check, in a fresh process.
+of which the check simulates its cap's worth; ``--max-requests`` changes the cap), runs the
+time-stepped model, then the simulator check, in a fresh process.
 Printed: the process's peak RSS after the model's run and after the check (``ru_maxrss``), the
 check's own rise of the peak, and its wall time. The first run of a process also loads numba's
 compiled kernels, so the check runs once on a tiny timeline (100 req/s for a minute) first.
@@ -37,6 +39,10 @@ def main() -> int:
     parser.add_argument("--rate-rps", default="50000")
     parser.add_argument("--policy", default="random")
     parser.add_argument("--duration-s", default="600")
+    parser.add_argument(
+        "--max-requests", type=int, default=None,
+        help="the check's cap (default: the page's, MAX_SIMULATED_REQUESTS)",
+    )  # fmt: skip
     args = parser.parse_args()
     workload, _ = Workload.from_strings({"rate_rps": args.rate_rps, "lb_policy": args.policy})
     values, _ = timeline_panel.parse_params(
@@ -52,7 +58,7 @@ def main() -> int:
     result = run_timeline(inputs)
     before = _peak_mb()
     started = time.perf_counter()
-    check = simulate_timeline(result, seed=0)
+    check = simulate_timeline(result, seed=0, max_requests=args.max_requests)
     seconds = time.perf_counter() - started
     after = _peak_mb()
     print(
