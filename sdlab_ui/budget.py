@@ -143,10 +143,10 @@ class Lane:
                 with self._condition:
                     if self._condition.wait_for(lambda: ticket.granted, WAIT_REFRESH_S):
                         break
-                    now = self._place(ticket)
-                if now != place:
-                    place = now
-                    shown.caption(place_text(place))
+                    place = self._place(ticket)
+                # Drawn each time: a visitor who has left or clicked again is asked to stop at
+                # their next element, so their place goes to the next in line.
+                shown.caption(place_text(place))
             shown.empty()
 
     def release(self) -> None:

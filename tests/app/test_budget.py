@@ -346,3 +346,46 @@ def test_long_work_takes_turns_with_a_short_press_between_its_pieces(monkeypatch
         f"the short press waited for the whole long computation: {events}"
     )
     assert events[-1] == "long 19" and budget.HEAVY.waiting == 0, events
+
+
+def test_a_waiting_visitor_who_leaves_gives_their_place_up(monkeypatch):
+    _as_sessions(monkeypatch)
+
+    class Stopped(Exception):
+        """What Streamlit raises at a run's next element once the visitor has left."""
+
+    class Placeholder:
+        calls = 0
+
+        def caption(self, text):
+            Placeholder.calls += 1
+            if Placeholder.calls > 1:
+                raise Stopped
+
+        def empty(self):
+            pass
+
+    monkeypatch.setattr(budget.st, "empty", Placeholder)
+    monkeypatch.setattr(budget, "WAIT_REFRESH_S", 0.05)
+    release, holding, left = threading.Event(), threading.Event(), threading.Event()
+
+    def hold():
+        with budget.slot(budget.HEAVY):
+            holding.set()
+            release.wait(timeout=10)
+
+    def leave():
+        try:
+            with budget.slot(budget.HEAVY):
+                raise AssertionError("a visitor who left got the slot")
+        except Stopped:
+            left.set()
+
+    holder = threading.Thread(target=hold, name="holder", daemon=True)
+    holder.start()
+    assert holding.wait(timeout=10)
+    threading.Thread(target=leave, name="leaver", daemon=True).start()
+    assert left.wait(timeout=5), "the waiting run did not stop while it waited"
+    assert budget.HEAVY.waiting == 0, "the visitor who left still holds a place in line"
+    release.set()
+    holder.join(timeout=10)
