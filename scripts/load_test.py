@@ -643,8 +643,8 @@ class PageVisitor(ProtocolVisitor):
 def heaviest_verify_workload(rng: random.Random) -> Workload:
     """The Heatmaps' Verify at its most expensive: the most hosted models (500, each replica's
     cache of models simulated) on the default batched round-robin fleet, with a model latency
-    of its own so that the grid misses every cache. At 4,000 requests a cell it took 3.0–5.5 s
-    where the default fleet took 1.2–1.4 s and an unbatched least-request one 0.9–1.0 s."""
+    of its own so that the grid misses every cache (the slowest of the fleets compared in
+    docs/performance.md)."""
     return Workload(models_hosted=500, model_latency_ms=round(rng.uniform(8.0, 60.0), 4))
 
 
