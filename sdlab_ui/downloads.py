@@ -2,7 +2,7 @@
 
 A download button's callable runs when the file is asked for, in a worker thread of the server,
 with no rerun: a visitor (or a script speaking the protocol) can ask again and again. An HTML
-report costs about a third of a second of CPU and 5 MB (plotly.js inlined), so each build takes
+report costs a fraction of a second of CPU and ~5 MB (plotly.js inlined), so each build takes
 the budget's ``PYTHON`` lane (``sdlab_ui/budget.py``) and the last few reports are kept, one
 per design: asking again for the same design costs a lookup, and Streamlit's media store keeps one
 copy of a file however often it is served (its file ids hash the content).

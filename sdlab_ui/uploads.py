@@ -3,7 +3,7 @@
 Streamlit keeps every file uploaded to a session, in the server's memory, until the session
 ends: a widget that moves on to a new file, or a file sent to the upload endpoint under a file
 id no widget ever names, stays. ``server.maxUploadSize`` (1 MB) bounds one request, not their
-number: 1,500 such uploads took a server from 750 to 1,954 MB (issue 26). What the app itself
+number (figures: docs/performance.md). What the app itself
 can do without changing Streamlit: at the end of each of a session's runs, drop that session's
 stored files that none of its uploaders holds now and that were already unheld at its previous
 run (and at least ``UNUSED_GRACE_S`` earlier), so a file a browser has just uploaded, whose run

@@ -165,7 +165,7 @@ def simulate_timeline(
     max_requests)`` and compare the minutes' p99s. ``chunk_requests`` sets the memory, never
     the result: the arrivals and the balancer's random picks come from their own seeded
     streams, drawn in time order. (A larger ``max_requests`` is for offline reports: memory
-    grows by 8 bytes a request, time by about a second per 4 million.) ``between_chunks(done,
+    grows by 8 bytes a request, time in proportion.) ``between_chunks(done,
     total)`` is called after each chunk, with the requests served so far and in all."""
     inputs = result.inputs
     workload = inputs.workload
