@@ -1003,8 +1003,11 @@ def report(
                 print(f"      {step:<8} n={len(values):<4} p50 {p50:,.0f} ms, "
                       f"p95 {p95:,.0f} ms, max {max(values):,.0f} ms")  # fmt: skip
         print(f"    failed hostile steps     {len(tally.hostile_failures)}")
-        for line in tally.hostile_failures[:3]:
-            print(f"      {line}")
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for line in tally.hostile_failures:
+            kinds[line.split(":")[0]].append(line)
+        for _, lines in sorted(kinds.items()):
+            print(f"      {len(lines)} x {lines[0][:140]}")
     presses = [v for (k, _), values in tally.latencies_ms.items() if k == "presser" for v in values]
     presses_met = True
     if args.pressers:
