@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import deferred, runs, sockets, state, warmup
+from sdlab_ui import deferred, forged, runs, sockets, state, uploads, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -17,6 +17,7 @@ st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout
 if "sdlab.nodelay" not in st.session_state:  # once per session: its connection is open now
     st.session_state["sdlab.nodelay"] = sockets.ensure_nodelay()
 warmup.start()  # the model's numba kernels, compiled in the background once per server process
+forged.install_log_filter()
 
 
 _PAGES = (
@@ -48,13 +49,20 @@ page = st.navigation(_pages())
 # the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
 # when the page fails, so the inputs that led there can be changed.
 deferred.clear()
-with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
-    state.show_notices()
-    warmup.notice()
-    try:
-        page.run()
-    finally:
+try:
+    with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
+        forged.show_notice()
+        state.show_notices()
+        warmup.notice()
         try:
-            state.render_sidebar()
+            page.run()
         finally:
-            deferred.run()  # what the page left for last (the Lab's diagram, drawn meanwhile)
+            try:
+                state.render_sidebar()
+            finally:
+                deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
+                uploads.release_this_sessions_unused()  # Streamlit keeps them till the end
+except forged.FORGED_ERRORS as error:
+    if not forged.is_forged_widget_value(error):
+        raise
+    forged.recover(error)  # a value only a forged message sends: reset, say so, one log line

@@ -35,20 +35,27 @@ Chromium as much as sdlab; ``--app bare`` serves a page with the same sidebar, c
 a p99 metric and nothing else, to show how much of a figure is the platform's floor.
 
 ``--hostile N`` adds N hostile visitors (protocol) to the ``--sessions`` normal ones. They pause
-never and loop, until every normal visitor is done, on the most expensive inputs of every page,
-each one new so that it misses every cache, as a URL can ask: the Lab opened from a fresh URL of
-an unbatched fleet at utilization 0.99–0.9935 (an exact M/D/c solve of seconds, plus a
-simulation near saturation); the Heatmaps page opened from a fresh URL (five grids and their
-figures); its "Verify with simulation" button (768 simulated cells). Each URL is a new session,
-as a reload is. (The Tradeoffs page has no input.)
+never and loop, until every normal visitor is done, each input new so that it misses every
+cache, as a URL can ask. ``--hostile-mix pages`` (the default, issue 26): hostile visitor n
+attacks ``PAGE_ATTACKS[n % 5]`` (``PageAttacker``): the Timeline check at its largest size, the
+canary Steps text at the field's limit and at the websocket's, the HTML report in a loop, Verify
+on the heaviest grid, and a flood of 1 MB uploads through the trace uploader.
+``--hostile-mix classic`` (issue 13): every hostile visitor loops on the Lab opened from a fresh
+URL of an unbatched fleet at utilization 0.99–0.9935 (an exact M/D/c solve of seconds, plus a
+simulation near saturation), the Heatmaps page opened from a fresh URL (five grids and their
+figures) and its "Verify with simulation" button (768 simulated cells). Each URL is a new
+session, as a reload is. With hostile visitors, ``--pressers`` (default 2) more visitors press
+"Simulate this timeline" or "Verify with simulation" now and then with inputs of their own
+(``LegitPresser``; target p95 <= 15 s from press to result), and the server's RSS is read again
+``--after-s`` (default 60 s) after everyone has left (target <= 450 MB in the pages mix).
 
 Reported: time from interaction to updated value shown, p50/p95/max per kind of visitor (targets
 (issue 13): p95 <= 300 ms for browsers, <= 500 ms for protocol visitors, and <= 1 s for every
 normal visitor in the hostile mix); CPU seconds used by the server and by Chromium; errors seen in
 pages (exception elements, console errors, uncaught page errors; target 0); requests from pages
 to anything other than the local server (target 0); the server's RSS, children included, sampled
-four times a second (target peak <= 300 MB, <= 600 MB in the hostile mix). Hostile visitors'
-times are reported, without a target.
+four times a second (target peak <= 300 MB; <= 600 MB in the classic hostile mix, <= 800 MB in
+the pages mix). Hostile visitors' times are reported, without a target.
 
 Bounded: every wait has a timeout, the whole run has a deadline (--deadline-s), and the server
 and browser are stopped however the run ends. Not part of the test suite: it prints figures.
@@ -69,6 +76,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -106,8 +114,16 @@ MB = 1024 * 1024
 TARGET_P95_MS = {"browser": 300.0, "protocol": 500.0}
 TARGET_RSS_MB = 300.0
 HOSTILE_TARGET_P95_MS = 1000.0  # every normal visitor's, with hostile visitors on the server
-HOSTILE_TARGET_RSS_MB = 600.0
+HOSTILE_TARGET_RSS_MB = {"classic": 600.0, "pages": 800.0}
+HOSTILE_TARGET_AFTER_MB = 450.0  # the server's RSS --after-s after the run (the pages mix)
 HOSTILE_STEPS = ("lab", "heatmaps", "verify")
+PAGE_ATTACKS = ("timeline", "canary", "report", "verify-heaviest", "upload")
+"""The pages mix: hostile visitor n loops on ``PAGE_ATTACKS[n % 5]`` (see the module docstring)."""
+PRESS_TARGET_P95_MS = 15_000.0  # a legitimate Verify or simulate press, in the pages mix
+UPLOAD_BYTES = 1_000_000  # under server.maxUploadSize (1 MB = 1,048,576 bytes)
+CANARY_FLOOD = (
+    "1," * 2_450_000
+)  # 4.9 MB: under server.maxMessageSize (5 MB), past the field's limit
 
 # Resolves once the interaction's updated value is on screen: the headline p99 (Lab) or the new
 # page's title, redrawn by the run the interaction started (see the module docstring).
@@ -193,6 +209,9 @@ class Tally:
     page_errors: list[str] = field(default_factory=list)
     outbound: set[str] = field(default_factory=set)
     sessions_finished: int = 0
+    stopping: bool = False
+    """Set when the normal visitors are done: looping visitors stop (a cancellation can be
+    lost inside ``asyncio.wait_for`` when its reply arrives at the same moment)."""
     server_cpu_s: float = 0.0
     browser_cpu_s: float = 0.0
 
@@ -421,6 +440,7 @@ class ProtocolVisitor:
         self.pages: dict[str, str] = {}  # page title -> page script hash
         self.page_hash = ""
         self.query_string = ""
+        self.session_id = ""
 
     async def load(self) -> None:
         await self._connect()
@@ -480,6 +500,7 @@ class ProtocolVisitor:
             if kind == "new_session":
                 self.pages = {p.page_name: p.page_script_hash for p in reply.new_session.app_pages}
                 self.page_hash = reply.new_session.page_script_hash
+                self.session_id = reply.new_session.initialize.session_id
             elif kind == "navigation":
                 self.pages = {p.page_name: p.page_script_hash for p in reply.navigation.app_pages}
                 self.page_hash = reply.navigation.page_script_hash
@@ -566,7 +587,7 @@ async def attack(visitor: HostileVisitor, loaded_all: asyncio.Barrier, args, tal
             tally.hostile_failures.append(f"hostile {visitor.session} never loaded: {error!s:.100}")
             loaded = False
         await loaded_all.wait()
-        while loaded:
+        while loaded and not tally.stopping:
             for step in HOSTILE_STEPS:
                 try:
                     settled_ms = await visitor.attack(step, rng)
@@ -576,6 +597,252 @@ async def attack(visitor: HostileVisitor, loaded_all: asyncio.Barrier, args, tal
                     )
                     continue
                 tally.latencies_ms[("hostile", step)].append(settled_ms)
+    finally:
+        await visitor.close()
+
+
+def _fresh(rng: random.Random, low: float, high: float) -> str:
+    """A value no visitor has asked for (a cache miss), as URL text."""
+    return f"{rng.uniform(low, high):.4f}"
+
+
+class PageVisitor(ProtocolVisitor):
+    """A protocol visitor that opens pages from URLs and presses their buttons, timing each
+    press until its run has finished (the whole computation)."""
+
+    async def open(self, query: dict[str, str], title: str) -> float:
+        """A new session on page ``title`` from a URL with ``query``, as a reload is."""
+        await self.close()
+        self.widgets.clear()
+        await self._connect()
+        self.query_string = urlencode(query)
+        page_hash = self.pages[title] if title != "System Design Lab" else ""
+        return (await self._run(None, page_hash, _title_is(title)))[1]
+
+    async def press(self, key: str) -> float:
+        button = self.widgets.get(key)
+        if button is None:
+            raise VisitError(f"{self.kind} {self.session}: no {key} on the page")
+        state = WidgetState(id=button.id, trigger_value=True)
+        return (await self._run(state, self.page_hash, lambda element: True))[1]
+
+    async def set_text(self, key: str, text: str) -> float:
+        state = WidgetState(id=self.widgets[key].id, string_value=text)
+        return (await self._run(state, self.page_hash, lambda element: True))[1]
+
+    async def reply_of(self, message: BackMsg, kind: str):
+        """Send ``message`` and read until a ForwardMsg of ``kind`` arrives; its payload."""
+        await self.socket.send(message.SerializeToString())
+        while True:
+            reply = ForwardMsg()
+            reply.ParseFromString(await asyncio.wait_for(self.socket.recv(), self.wait_s))
+            if reply.WhichOneof("type") == kind:
+                return getattr(reply, kind)
+
+
+def heaviest_verify_workload(rng: random.Random) -> Workload:
+    """The Heatmaps' Verify at its most expensive: the most hosted models (500, each replica's
+    cache of models simulated) on the default batched round-robin fleet, with a model latency
+    of its own so that the grid misses every cache (the slowest of the fleets compared in
+    docs/performance.md)."""
+    return Workload(models_hosted=500, model_latency_ms=round(rng.uniform(8.0, 60.0), 4))
+
+
+class PageAttacker(PageVisitor):
+    """A hostile visitor of the pages mix: loops, never pausing, on one of ``PAGE_ATTACKS``.
+
+    - timeline: the Timeline page from a fresh URL at the check's largest size (50,000 req/s
+      for 600 s through a random balancer: the issue's URL, rate varied) and its "Simulate this
+      timeline";
+    - canary: the Timeline page's canary Steps text, alternately a fresh 120-character list (the
+      field's limit) and a forged 4.9 MB one (the websocket's limit);
+    - report: the Lab from a fresh URL, then its HTML report three times, as the download
+      button asks for it (Streamlit's deferred-file request, then the file itself);
+    - verify-heaviest: the Heatmaps page from a fresh URL of ``heaviest_verify_workload`` and
+      its "Verify with simulation";
+    - upload: the Timeline's trace uploader, 1 MB at a time through Streamlit's upload endpoint
+      (with the session's XSRF cookie, as the browser sends it), each followed by a run that
+      holds the new file; two more 1 MB files under ids no widget names ride along each time.
+    """
+
+    kind = "hostile"
+
+    def __init__(self, port: int, session: int, tally: Tally, wait_s: float, role: str):
+        super().__init__(port, session, tally, wait_s)
+        self.role = role
+        self.http = None
+
+    async def attack_once(self, rng: random.Random) -> list[tuple[str, float]]:
+        """One round of this visitor's attack: (what, ms) for each timed press."""
+        if self.role == "timeline":
+            query = {"rate_rps": _fresh(rng, 49_900, 50_000), "lb_policy": "random",
+                     "tl.traffic": "constant", "tl.duration_s": "600"}  # fmt: skip
+            await self.open(query, "Timeline")
+            return [("timeline", await self.press("timeline.check"))]
+        if self.role == "canary":
+            if "canary.steps" not in self.widgets:
+                await self.open({}, "Timeline")
+            shares = sorted(rng.uniform(0.1, 99.0) for _ in range(9))
+            text = (", ".join(f"{share:.9f}" for share in shares) + ", 100")[:120]
+            valid = await self.set_text("canary.steps", text)
+            flood = await self.set_text("canary.steps", CANARY_FLOOD)
+            return [("canary", valid), ("canary-4.9MB", flood)]
+        if self.role == "report":
+            await self.open({"rate_rps": _fresh(rng, 100, 900)}, "System Design Lab")
+            return [("report", await self.fetch_report()) for _ in range(3)]
+        if self.role == "verify-heaviest":
+            query = heaviest_verify_workload(rng).to_strings()
+            await self.open(query, "Heatmaps")
+            return [("verify-heaviest", await self.press("heatmap.verify"))]
+        return [("upload", await self.upload_once(rng))]
+
+    async def fetch_report(self) -> float:
+        button = self.widgets.get("lab.report_html")
+        if button is None or not button.deferred_file_id:
+            raise VisitError(f"hostile {self.session}: no deferred HTML report on the Lab")
+        started = time.perf_counter()
+        message = BackMsg()
+        message.backend_operation_request.request_id = f"r{random.random()}"
+        message.backend_operation_request.session_id = self.session_id
+        message.backend_operation_request.deferred_file.file_id = button.deferred_file_id
+        reply = await self.reply_of(message, "backend_operation_response")
+        if reply.error_msg:
+            raise VisitError(f"hostile {self.session}: report refused: {reply.error_msg}")
+        built_ms = (time.perf_counter() - started) * 1000
+        # Streamlit drops a deferred file at the end of any session's run once no session
+        # refers to it, so under load the file can be gone before it is fetched (a 404).
+        size = await asyncio.to_thread(self._get_bytes, reply.deferred_file.url)
+        if size is None:
+            self.tally.hostile_failures.append(f"hostile {self.session} report: 404 on fetch")
+        elif size < 1_000_000:
+            raise VisitError(f"hostile {self.session}: a report of {size} bytes")
+        return built_ms
+
+    def _get_bytes(self, url: str) -> int | None:
+        if url.startswith("/"):
+            url = self.origin + url
+        try:
+            with urllib.request.urlopen(url, timeout=self.wait_s) as response:
+                return len(response.read())
+        except urllib.error.HTTPError as error:
+            if error.code == 404:
+                return None
+            raise
+
+    async def upload_once(self, rng: random.Random) -> float:
+        if "timeline.upload" not in self.widgets:
+            await self.open({"tl.traffic": "uploaded"}, "Timeline")
+            self.http = await asyncio.to_thread(self._xsrf_session)
+        started = time.perf_counter()
+        message = BackMsg()
+        request = message.file_urls_request
+        request.request_id = f"u{rng.random()}"
+        request.session_id = self.session_id
+        request.file_names.extend(["trace.csv", "a.csv", "b.csv"])
+        reply = await self.reply_of(message, "file_urls_response")
+        if reply.error_msg:
+            raise VisitError(f"hostile {self.session}: upload URLs refused: {reply.error_msg}")
+        body = b"time_s,rate_rps\n0,100\n1,oops\n" + b"#" * (UPLOAD_BYTES - 30)
+        for urls in reply.file_urls:
+            await asyncio.to_thread(self._put, urls.upload_url, body)
+        held = reply.file_urls[0]
+        state = WidgetState(id=self.widgets["timeline.upload"].id)
+        info = state.file_uploader_state_value.uploaded_file_info.add()
+        info.file_id, info.name, info.size = held.file_id, "trace.csv", len(body)
+        info.file_urls.CopyFrom(held)
+        await self._run(state, self.page_hash, lambda element: True)
+        return (time.perf_counter() - started) * 1000
+
+    def _xsrf_session(self):
+        import requests
+
+        http = requests.Session()
+        # The health check sets the XSRF cookie, as the browser's first request does.
+        http.get(self.origin + "/_stcore/health", timeout=self.wait_s).raise_for_status()
+        return http
+
+    def _put(self, url: str, body: bytes) -> None:
+        if url.startswith("/"):
+            url = self.origin + url
+        token = self.http.cookies.get("_streamlit_xsrf", "")
+        response = self.http.put(
+            url, files={"file": ("trace.csv", body, "text/csv")},
+            headers={"X-Xsrftoken": token}, timeout=self.wait_s,
+        )  # fmt: skip
+        if response.status_code >= 400:
+            raise VisitError(f"upload refused: {response.status_code} {response.text[:80]}")
+
+
+class LegitPresser(PageVisitor):
+    """A visitor who now and then presses an expensive button with inputs of their own:
+    "Simulate this timeline" at 2,000–2,100 req/s for 5 minutes (~600,000 requests), then the
+    Heatmaps' "Verify with simulation" of the default fleet with a model latency of their own,
+    pausing ``--think-s`` (at least 2 s) between presses. Timed from the press to the end of
+    its run: the wait for a turn in the budget's heavy lane and the computation."""
+
+    kind = "presser"
+
+    async def press_once(self, rng: random.Random, turn: int) -> tuple[str, float]:
+        if turn % 2 == 0:
+            query = {"rate_rps": _fresh(rng, 2000, 2100), "lb_policy": "random",
+                     "tl.traffic": "constant", "tl.duration_s": "300"}  # fmt: skip
+            await self.open(query, "Timeline")
+            return "simulate", await self.press("timeline.check")
+        query = Workload(model_latency_ms=round(rng.uniform(15.0, 30.0), 4)).to_strings()
+        await self.open(query, "Heatmaps")
+        return "verify", await self.press("heatmap.verify")
+
+
+async def press(visitor: LegitPresser, loaded_all: asyncio.Barrier, args, tally) -> None:
+    """Load, wait for every visitor, then press expensive buttons now and then until stopped."""
+    rng = random.Random(f"{args.seed}-presser-{visitor.session}")
+    failures = (TimeoutError, VisitError, WebSocketException, OSError, KeyError)
+    try:
+        try:
+            await visitor.load()
+            loaded = True
+        except failures as error:
+            tally.timeouts.append(f"presser {visitor.session} never loaded: {error!s:.100}")
+            loaded = False
+        await loaded_all.wait()
+        turn = 0
+        while loaded and not tally.stopping:
+            await asyncio.sleep(max(2.0, think_time_s(rng, max(args.think_s, 2.0))))
+            try:
+                what, ms = await visitor.press_once(rng, turn)
+            except failures as error:
+                tally.timeouts.append(f"presser {visitor.session} turn {turn}: {error!s:.100}")
+            else:
+                tally.latencies_ms[("presser", what)].append(ms)
+            turn += 1
+    finally:
+        await visitor.close()
+
+
+async def attack_pages(visitor: PageAttacker, loaded_all: asyncio.Barrier, args, tally) -> None:
+    """As ``attack``, on the pages mix: loop on this visitor's role until stopped."""
+    rng = random.Random(f"{args.seed}-hostile-{visitor.session}")
+    failures = (TimeoutError, VisitError, WebSocketException, OSError, KeyError)
+    try:
+        try:
+            await visitor.load()
+            loaded = True
+        except failures as error:
+            tally.hostile_failures.append(f"hostile {visitor.session} never loaded: {error!s:.100}")
+            loaded = False
+        await loaded_all.wait()
+        while loaded and not tally.stopping:
+            try:
+                timed = await visitor.attack_once(rng)
+            except failures as error:
+                tally.hostile_failures.append(
+                    f"hostile {visitor.session} {visitor.role}: {error!s:.100}"
+                )
+                visitor.widgets.clear()  # start the role again from a fresh session
+                await asyncio.sleep(0.5)
+                continue
+            for what, ms in timed:
+                tally.latencies_ms[("hostile", what)].append(ms)
     finally:
         await visitor.close()
 
@@ -636,8 +903,7 @@ async def visit(visitor, loaded_all: asyncio.Barrier, args, tally: Tally) -> Non
         await visitor.close()
 
 
-async def drive(base_url: str, port: int, args, server_pid: int) -> Tally:
-    tally = Tally()
+async def drive(base_url: str, port: int, args, server_pid: int, tally: Tally) -> Tally:
     server, me = psutil.Process(server_pid), psutil.Process()
     browsers = min(args.browsers, args.sessions)
     async with async_playwright() as playwright:
@@ -650,20 +916,34 @@ async def drive(base_url: str, port: int, args, server_pid: int) -> Tally:
             else ProtocolVisitor(port, n, tally, args.wait_s)
             for n in range(args.sessions)
         ]
-        hostiles = [
-            HostileVisitor(port, args.sessions + n, tally, args.wait_s) for n in range(args.hostile)
-        ]
-        loaded_all = asyncio.Barrier(len(visitors) + len(hostiles))
+        first = args.sessions
+        if args.hostile_mix == "classic":
+            hostiles = [HostileVisitor(port, first + n, tally, args.wait_s)
+                        for n in range(args.hostile)]  # fmt: skip
+        else:
+            hostiles = [
+                PageAttacker(
+                    port, first + n, tally, args.wait_s, PAGE_ATTACKS[n % len(PAGE_ATTACKS)]
+                )
+                for n in range(args.hostile)
+            ]
+        first += args.hostile
+        pressers = [LegitPresser(port, first + n, tally, args.wait_s) for n in range(args.pressers)]
+        loaded_all = asyncio.Barrier(len(visitors) + len(hostiles) + len(pressers))
         samplers = (CpuSampler(server), CpuSampler(me, "chrom"))
         for sampler in samplers:
             sampler.start()
-        attacks = [asyncio.create_task(attack(h, loaded_all, args, tally)) for h in hostiles]
+        loop = attack if args.hostile_mix == "classic" else attack_pages
+        attacks = [asyncio.create_task(loop(h, loaded_all, args, tally)) for h in hostiles]
+        attacks += [asyncio.create_task(press(v, loaded_all, args, tally)) for v in pressers]
         try:
             await asyncio.gather(*(visit(v, loaded_all, args, tally) for v in visitors))
         finally:
-            for task in attacks:  # the hostile visitors stop when the normal ones are done
+            tally.stopping = True  # the hostile visitors stop when the normal ones are done
+            for task in attacks:
                 task.cancel()
-            await asyncio.gather(*attacks, return_exceptions=True)
+            if attacks:
+                await asyncio.wait(attacks, timeout=args.wait_s)
             tally.server_cpu_s, tally.browser_cpu_s = (sampler.stop() for sampler in samplers)
             if browser is not None:
                 await browser.close()
@@ -677,7 +957,9 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def report(tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: float) -> bool:
+def report(
+    tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: float, after_mb=None
+) -> bool:
     peak = max(rss.samples_mb, default=float("nan"))
     errors = tally.exception_elements + len(tally.console_errors) + len(tally.page_errors)
     browsers = min(args.browsers, args.sessions)
@@ -688,7 +970,7 @@ def report(tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: flo
           f"{wall_s:.0f} s wall")  # fmt: skip
     print(f"  sessions finished          {tally.sessions_finished}/{args.sessions}")
     p95_met = True
-    target_rss_mb = HOSTILE_TARGET_RSS_MB if args.hostile else TARGET_RSS_MB
+    target_rss_mb = HOSTILE_TARGET_RSS_MB[args.hostile_mix] if args.hostile else TARGET_RSS_MB
     for kind in ("browser", "protocol"):
         every = [v for (k, _), values in tally.latencies_ms.items() if k == kind for v in values]
         if not every:
@@ -713,16 +995,33 @@ def report(tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: flo
     if args.hostile:
         print(f"  hostile sessions: {args.hostile}, looping until the others were done "
               "(time until the run finished; no target)")  # fmt: skip
-        for step in HOSTILE_STEPS:
+        steps = sorted({step for (k, step) in tally.latencies_ms if k == "hostile"})
+        for step in steps:
             values = tally.latencies_ms.get(("hostile", step), [])
             if values:
                 p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
                 print(f"      {step:<8} n={len(values):<4} p50 {p50:,.0f} ms, "
                       f"p95 {p95:,.0f} ms, max {max(values):,.0f} ms")  # fmt: skip
         print(f"    failed hostile steps     {len(tally.hostile_failures)}")
-        for line in tally.hostile_failures[:3]:
-            print(f"      {line}")
-    measured = sum(len(v) for (k, _), v in tally.latencies_ms.items() if k != "hostile")
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for line in tally.hostile_failures:
+            kinds[line.split(":")[0]].append(line)
+        for _, lines in sorted(kinds.items()):
+            print(f"      {len(lines)} x {lines[0][:140]}")
+    presses = [v for (k, _), values in tally.latencies_ms.items() if k == "presser" for v in values]
+    presses_met = True
+    if args.pressers:
+        p95 = percentile(presses, 0.95)
+        presses_met = bool(presses) and p95 <= PRESS_TARGET_P95_MS
+        print(f"  legitimate presses: {args.pressers} visitors, {len(presses)} presses, p95 "
+              f"{p95:,.0f} ms, max {max(presses, default=float('nan')):,.0f} ms "
+              f"(target p95 <= {PRESS_TARGET_P95_MS:,.0f} ms)")  # fmt: skip
+        for (k, step), values in sorted(tally.latencies_ms.items()):
+            if k == "presser":
+                print(f"      {step:<8} n={len(values):<4} p50 {percentile(values, 0.5):,.0f} ms, "
+                      f"p95 {percentile(values, 0.95):,.0f} ms")  # fmt: skip
+    measured = sum(len(v) for (k, _), v in tally.latencies_ms.items()
+                   if k not in ("hostile", "presser"))  # fmt: skip
     done = max(measured + tally.sessions_finished, 1)  # interactions plus first loads
     print(f"  timeouts                   {len(tally.timeouts)}")
     print(f"  CPU used during the run    server {tally.server_cpu_s:,.1f} s, Chromium "
@@ -741,10 +1040,17 @@ def report(tally: Tally, rss: RssSampler, rss_start_mb: float, args, wall_s: flo
     print(f"  server RSS (with children) start {rss_start_mb:,.0f} MB, peak {peak:,.0f} MB, "
           f"end {rss.samples_mb[-1] if rss.samples_mb else float('nan'):,.0f} MB "
           f"(target peak <= {target_rss_mb:.0f} MB)")  # fmt: skip
+    after_met = True
+    if after_mb is not None:
+        after_met = after_mb <= HOSTILE_TARGET_AFTER_MB or args.hostile_mix == "classic"
+        print(f"  server RSS {args.after_s:.0f} s after     {after_mb:,.0f} MB (target <= "
+              f"{HOSTILE_TARGET_AFTER_MB:.0f} MB in the pages mix)")  # fmt: skip
     for line in tally.timeouts[:5]:
         print(f"    timeout: {line}")
     passed = (
-        errors == 0
+        presses_met
+        and after_met
+        and errors == 0
         and not tally.outbound
         and not tally.timeouts
         and measured > 0
@@ -816,6 +1122,15 @@ def main() -> int:
                         help="mean pause between a visitor's interactions (default 0)")  # fmt: skip
     parser.add_argument("--hostile", type=int, default=0,
                         help="hostile visitors added to --sessions (default 0)")  # fmt: skip
+    parser.add_argument("--hostile-mix", choices=("pages", "classic"), default="pages",
+                        help="pages: the Timeline, canary, report, Verify and upload attacks "
+                        "(issue 26); classic: the Lab and Heatmaps loop (issue 13)")  # fmt: skip
+    parser.add_argument("--pressers", type=int, default=None,
+                        help="visitors pressing Simulate or Verify now and then (default: 2 "
+                        "with --hostile, else 0)")  # fmt: skip
+    parser.add_argument("--after-s", type=float, default=None,
+                        help="keep the server up this long after the run and report its RSS "
+                        "(default: 60 with --hostile, else 0)")  # fmt: skip
     parser.add_argument("--app", choices=("sdlab", "bare"), default="sdlab")
     parser.add_argument("--seed", type=int, default=0, help="seeds the think times")
     parser.add_argument("--wait-s", type=float, default=60.0, help="timeout of one wait")
@@ -828,6 +1143,8 @@ def main() -> int:
     if args.hostile and args.app != "sdlab":
         parser.error("--hostile needs the sdlab app (the bare page has no expensive input)")
     args.browsers = args.sessions if args.browsers is None else max(args.browsers, 0)
+    args.pressers = (2 if args.hostile else 0) if args.pressers is None else max(args.pressers, 0)
+    args.after_s = (60.0 if args.hostile else 0.0) if args.after_s is None else args.after_s
 
     port = free_port()
     workdir = Path(tempfile.mkdtemp(prefix="sdlab-load-test-"))
@@ -841,19 +1158,25 @@ def main() -> int:
         rss_start_mb = rss.rss_mb()
         rss.start()
         started = time.perf_counter()
+        tally = Tally()
         try:
-            tally = asyncio.run(
+            asyncio.run(
                 asyncio.wait_for(
-                    drive(f"http://127.0.0.1:{port}/", port, args, server.pid),
+                    drive(f"http://127.0.0.1:{port}/", port, args, server.pid, tally),
                     timeout=args.deadline_s,
                 )
             )
         except TimeoutError:
-            print(f"the run passed its {args.deadline_s:.0f} s deadline and was stopped")
+            print(f"the run passed its {args.deadline_s:.0f} s deadline and was stopped; so far:")
+            report(tally, rss, rss_start_mb, args, time.perf_counter() - started)
             return 2
         wall_s = time.perf_counter() - started
+        after_mb = None
+        if args.after_s > 0:
+            time.sleep(args.after_s)  # every visitor gone: what the server keeps
+            after_mb = rss.rss_mb()
         rss.stop()
-        return 0 if report(tally, rss, rss_start_mb, args, wall_s) else 1
+        return 0 if report(tally, rss, rss_start_mb, args, wall_s, after_mb) else 1
     finally:
         if rss is not None:
             rss.stop()

@@ -290,8 +290,8 @@ def _workload(section: Any) -> Workload:
     try:
         return Workload(**section)
     except ValueError as error:
-        # Workload names the field, the value and the allowed range.
-        raise ScenarioFileError(f"workload: {error}.") from None
+        # Workload names the field, the value (a choice's is the file's own text) and the range.
+        raise ScenarioFileError(f"workload: {_quote(str(error), 160)}.") from None
 
 
 def _residency(section: Any) -> ResidencyInputs:

@@ -13,17 +13,21 @@ first takes a slot in one of two lanes:
   else's ordinary reruns.
 - ``WORK``, two slots (this app is sized for a 2-core machine): the Lab's simulation and the
   heatmap grids, tens to a few hundred ms each.
+- ``PYTHON``, one slot: a canary plan or an HTML report, Python for up to a second each, which
+  a visitor can ask for again and again with new inputs.
 
 Ordinary evaluations (a few ms) take no slot. A thread holding a slot takes none again, so
-nested calls cannot deadlock. A visitor whose work must wait sees a spinner saying so; it
-appears after Streamlit's half-second spinner delay, so short waits go unnoticed. (Work a page
-hands to a worker thread, such as drawing the diagram, waits without one.)
+nested calls cannot deadlock. Slots go in turns (``Lane``): a visitor looping on expensive work
+waits behind the others each time rather than taking a freed slot first, as a semaphore let it.
+A visitor whose work must wait sees a spinner saying so, with their place in line; it appears
+after Streamlit's half-second spinner delay, so short waits go unnoticed. (Work a page hands to
+a worker thread, such as drawing the diagram or building a report, waits without one.)
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -45,54 +49,146 @@ solves, so such evaluations still take this lane.
 Batched evaluations take under 10 ms at any utilization."""
 
 
+WAIT_REFRESH_S = 1.0
+"""How often a waiting visitor's place in line is looked at again (and redrawn if it moved)."""
+
+
+@dataclass
+class _Ticket:
+    owner: Hashable
+    order: int
+    granted: bool = False
+
+
+def _owner() -> Hashable:
+    """Whose turn this is: the visitor's session, or the thread where there is none (a
+    download's worker)."""
+    context = get_script_run_ctx()
+    session = getattr(context, "session_id", None)
+    return session if session is not None else ("thread", threading.get_ident())
+
+
+def place_text(place: int) -> str:
+    """A waiting visitor's place in line, in words."""
+    if place <= 1:
+        return "Yours is next in line."
+    return f"Yours is number {place} in line."
+
+
 @dataclass
 class Lane:
-    """A bounded number of slots for one kind of expensive work, shared by every session."""
+    """A bounded number of slots for one kind of expensive work, shared by every session.
+
+    Slots are handed out in turns: when one frees, it goes to the waiting request whose visitor
+    holds and has queued the fewest ahead of it, then to the longest waiting. A request never
+    takes a slot past someone already waiting (a visitor looping on expensive work queues
+    behind the others each time), and a visitor holding a slot waits behind other visitors for a
+    second."""
 
     name: str
     slots: int
-    _semaphore: threading.BoundedSemaphore = field(init=False, repr=False)
-    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
-    _waiting: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        self._semaphore = threading.BoundedSemaphore(self.slots)
+    _condition: threading.Condition = field(
+        init=False, repr=False, default_factory=threading.Condition
+    )
+    _holders: list[Hashable] = field(init=False, repr=False, default_factory=list)
+    _queue: list[_Ticket] = field(init=False, repr=False, default_factory=list)
+    _issued: int = field(init=False, repr=False, default=0)
 
     @property
     def waiting(self) -> int:
-        """Threads waiting for a slot now."""
-        return self._waiting
+        """Requests waiting for a slot now."""
+        return len(self._queue)
 
-    def acquire(self) -> None:
-        """Take a slot, showing the visitor a spinner while they wait for one (a worker thread,
-        which has no page to show it on, just waits)."""
-        if self._semaphore.acquire(blocking=False):
-            return
-        if get_script_run_ctx() is None:
-            self._semaphore.acquire()
-            return
-        with self._lock:
-            self._waiting += 1
-            ahead = self._waiting - 1
+    def others_waiting(self, owner: Hashable) -> bool:
+        """Whether a visitor other than ``owner`` waits for a slot now."""
+        with self._condition:
+            return any(ticket.owner != owner for ticket in self._queue)
+
+    def acquire(self, quiet: bool = False) -> None:
+        """Take a slot in turn, showing the visitor their place in line while they wait (a
+        worker thread, which has no page to show it on, or a ``quiet`` call just waits)."""
+        owner = _owner()
+        with self._condition:
+            ticket = _Ticket(owner, self._issued)
+            self._issued += 1
+            self._queue.append(ticket)
+            self._grant()
+            if ticket.granted:
+                return
+            place = self._place(ticket)
         try:
-            queue = f", {ahead} more ahead of yours" if ahead else ""
+            if quiet or get_script_run_ctx() is None:
+                with self._condition:
+                    self._condition.wait_for(lambda: ticket.granted)
+                return
             runs.give_up()  # no run slot held while waiting (see sdlab_ui/runs.py)
-            with st.spinner(
-                "Waiting for the server: other visitors' computations are running"
-                f"{queue}. Yours starts as soon as one ends…",
-                show_time=True,
-            ):
-                self._semaphore.acquire()
-        finally:
-            with self._lock:
-                self._waiting -= 1
+            self._wait_showing_place(ticket, place)
+        except BaseException:
+            with self._condition:
+                if ticket.granted:
+                    self._release(owner)
+                else:
+                    self._queue.remove(ticket)
+            raise
+
+    def _wait_showing_place(self, ticket: _Ticket, place: int) -> None:
+        with st.spinner(
+            "Waiting for the server: other visitors' computations are running. Yours starts "
+            "as soon as its turn comes…",
+            show_time=True,
+        ):
+            shown = st.empty()
+            shown.caption(place_text(place))
+            while True:
+                with self._condition:
+                    if self._condition.wait_for(lambda: ticket.granted, WAIT_REFRESH_S):
+                        break
+                    place = self._place(ticket)
+                # Drawn each time: a visitor who has left or clicked again is asked to stop at
+                # their next element, so their place goes to the next in line.
+                shown.caption(place_text(place))
+            shown.empty()
 
     def release(self) -> None:
-        self._semaphore.release()
+        with self._condition:
+            self._release(_owner())
+
+    def _release(self, owner: Hashable) -> None:
+        if not self._holders:
+            raise ValueError(f"the {self.name} lane has no slot held to release")
+        self._holders.remove(owner if owner in self._holders else self._holders[0])
+        self._grant()
+
+    def _turn(self, ticket: _Ticket) -> tuple[int, int]:
+        """Sort key of a waiting request: its visitor's slots held and requests queued ahead
+        of it, then its age."""
+        ahead = sum(1 for t in self._queue if t.owner == ticket.owner and t.order < ticket.order)
+        return self._holders.count(ticket.owner) + ahead, ticket.order
+
+    def _place(self, ticket: _Ticket) -> int:
+        """1 for the next request to get a slot, 2 for the one after, …"""
+        mine = self._turn(ticket)
+        return 1 + sum(1 for t in self._queue if t is not ticket and self._turn(t) < mine)
+
+    def _grant(self) -> None:
+        """Hand free slots to the waiting requests whose turn it is (the lock held)."""
+        granted = False
+        while self._queue and len(self._holders) < self.slots:
+            ticket = min(self._queue, key=self._turn)
+            self._queue.remove(ticket)
+            ticket.granted = True
+            self._holders.append(ticket.owner)
+            granted = True
+        if granted:
+            self._condition.notify_all()
 
 
 HEAVY = Lane("heavy", slots=1)
 WORK = Lane("work", slots=2)
+PYTHON = Lane("python", slots=1)
+"""Work that runs Python itself for up to a second or so (the canary plan's searches, an HTML
+report's rendering): one at a time, since each holds the interpreter (the GIL) against every
+visitor's reruns."""
 _held = threading.local()
 
 
@@ -117,8 +213,24 @@ def slot(lane: Lane | None) -> Iterator[None]:
     try:
         yield
     finally:
+        if held_lane() is lane:  # take_turns may have lost it to an interrupted wait
+            _held.lane = None
+            lane.release()
+
+
+def take_turns() -> None:
+    """Between the pieces of long work done in a slot: if another visitor waits for the lane,
+    hand them the slot and queue again behind them, so a short computation is not held up for
+    the whole of a long one (a Verify of seconds, a timeline check)."""
+    lane = held_lane()
+    if lane is None or not lane.others_waiting(_owner()):
+        return
+    lane.release()
+    try:
+        lane.acquire(quiet=True)  # quiet: this may run inside a cached function
+    except BaseException:
         _held.lane = None
-        lane.release()
+        raise
 
 
 def is_heavy_evaluation(workload: Workload, model: str) -> bool:

@@ -398,6 +398,7 @@ def simulated_grid(key: Workload) -> tuple[np.ndarray, np.ndarray]:
         bar.progress(
             done_cells / total_cells, text=f"Simulating {done_cells} of {total_cells} cells…"
         )
+        budget.take_turns()  # a legitimate press waits a cell, not the whole grid
 
     with budget.slot(budget.HEAVY):
         simulated = simulate_grid(

@@ -17,7 +17,7 @@ import streamlit as st
 from sdlab_model.timeline import canary
 from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
 from sdlab_model.workload import Workload
-from sdlab_ui import budget
+from sdlab_ui import budget, state
 from sdlab_ui.advice_panel import money
 from sdlab_ui.figures import ms_text
 
@@ -27,25 +27,41 @@ KEY_PREFIX = "canary."
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Planning the rollout…")
 def cached_rollout(workload: Workload, plan: CanaryPlan) -> CanaryRollout:
-    """``plan_rollout``, cached (a tenth of a second or so: the detection-time searches)."""
-    with budget.slot(budget.WORK):
+    """``plan_rollout``, cached (up to a second of Python: the detection-time searches), one at
+    a time with the other Python-bound work (``budget.PYTHON``)."""
+    with budget.slot(budget.PYTHON):
         return plan_rollout(workload, plan)
 
 
+STEPS_MAX_CHARS = 120
+"""The Steps field's length limit: ``canary.MAX_STEPS`` shares of a few digits each fit with room
+to spare. Longer text is refused before it is parsed (4.9 MB of it cost seconds of CPU)."""
+EXCERPT_CHARS = 20
+"""How much of a visitor's text a message repeats."""
+
+
 def parse_steps(text: str) -> tuple[float, ...]:
-    """'1, 5, 25, 100' (percent) as shares; a ValueError a person can read otherwise."""
+    """'1, 5, 25, 100' (percent) as shares; a ValueError a person can read otherwise. A message
+    repeats at most ``EXCERPT_CHARS`` of the text (unescaped: the page escapes messages)."""
+    if len(text) > STEPS_MAX_CHARS:
+        raise ValueError(
+            f"Steps: at most {STEPS_MAX_CHARS} characters, got {len(text):,}; give at most "
+            f"{canary.MAX_STEPS} shares, e.g. 1, 5, 25, 100."
+        )
     parts = [part.strip().rstrip("%") for part in text.replace(";", ",").split(",")]
     parts = [part for part in parts if part]
     if not parts:
         raise ValueError("Steps: give at least one share, e.g. 1, 5, 25, 100.")
+    if len(parts) > canary.MAX_STEPS:
+        raise ValueError(f"Steps: at most {canary.MAX_STEPS} shares, got {len(parts)}.")
     shares = []
     for part in parts:
         try:
             value = float(part)
         except ValueError:
-            raise ValueError(f"Steps: {part[:20]!r} is not a number.") from None
+            raise ValueError(f"Steps: {part[:EXCERPT_CHARS]!r} is not a number.") from None
         if not math.isfinite(value):
-            raise ValueError(f"Steps: {part[:20]!r} is not a share of traffic.")
+            raise ValueError(f"Steps: {part[:EXCERPT_CHARS]!r} is not a share of traffic.")
         shares.append(value / 100.0)
     return tuple(shares)
 
@@ -98,6 +114,7 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
         "Steps (% of live traffic)",
         value=", ".join(f"{share * 100:g}" for share in canary.DEFAULT_STEP_SHARES),
         key=KEY_PREFIX + "steps",
+        max_chars=STEPS_MAX_CHARS,
         help="Each step's share of the live requests the new version gets, in order.",
     )
     window_min = left.number_input(
@@ -184,7 +201,9 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
             power=float(power_pct) / 100.0,
         )
     except ValueError as error:
-        st.error(f"The rollout cannot be planned: {error}", icon=":material/error:")
+        # Escaped: the message can quote the Steps text, and st.error renders Markdown.
+        message = state.plain_text(str(error))
+        st.error(f"The rollout cannot be planned: {message}", icon=":material/error:")
         return None, float(interval_s)
     return plan, float(interval_s)
 

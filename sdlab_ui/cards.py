@@ -11,6 +11,8 @@ _CARD_WORKLOADS = tuple(card.workload() for card in SCENARIOS)
 _STEP_KEY = "sdlab.walkthrough_step"
 _REVEALED_KEY = "sdlab.walkthrough_revealed"
 _PREDICTION_KEY = "lab.walk.prediction"
+PREDICTION_MAX_CHARS = 300
+"""The walkthrough's prediction field: a sentence or two."""
 
 
 def card_key(card_id: str) -> str:
@@ -79,7 +81,10 @@ def walkthrough() -> None:
         st.markdown(f"**Step {step.step} of {len(WALKTHROUGH)} · {step.focus}**")
         st.write(question)
         if st.session_state.get(_REVEALED_KEY):
-            prediction = st.session_state.get(_PREDICTION_KEY, "").strip()
+            # The field's limit binds the browser only; a forged value is cut here.
+            prediction = str(st.session_state.get(_PREDICTION_KEY, "")).strip()
+            if len(prediction) > PREDICTION_MAX_CHARS:
+                prediction = prediction[:PREDICTION_MAX_CHARS] + "…"
             st.caption(
                 f"Your prediction: {state.plain_text(prediction)}"
                 if prediction
@@ -91,6 +96,7 @@ def walkthrough() -> None:
             st.text_input(
                 "Your prediction",
                 key=_PREDICTION_KEY,
+                max_chars=PREDICTION_MAX_CHARS,
                 placeholder="e.g. the p99 roughly doubles; a batcher appears",
             )
             st.button(

@@ -27,7 +27,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.assessment import Assessment
 from sdlab_model.design import packing_note
-from sdlab_ui import cache, deferred, report, runs, state
+from sdlab_ui import cache, deferred, downloads, report, runs, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
@@ -613,6 +613,15 @@ def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
 
 
 def _html_report(view: cache.LabView, link_query: str) -> str:
+    workload, model = view.result.workload, view.result.model
+    return downloads.built_report(
+        downloads.ReportRequest(
+            (workload, model, link_query), functools.partial(_build_html, view, link_query)
+        )
+    )
+
+
+def _build_html(view: cache.LabView, link_query: str) -> str:
     workload, model = view.result.workload, view.result.model
     dot = diagram_dot(view.result)
     return report.html_report(

@@ -44,6 +44,7 @@ from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, Uploaded
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, state
 from sdlab_ui.advice_panel import money
+from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR, ms_text
 
 PREFIX = "tl"
@@ -369,7 +370,7 @@ def _upload(column) -> None:
     )
     if uploaded is not None:
         try:
-            text = uploaded.getvalue().decode("utf-8")
+            text = uploaded.getvalue().decode("utf-8-sig")  # as Excel saves "CSV UTF-8"
             st.session_state[_TRACE_KEY] = parse_trace_csv(text, source=uploaded.name[:60])
         except (UnicodeDecodeError, ValueError) as error:
             reason = (
@@ -622,42 +623,62 @@ def ramp_story(result: TimelineResult) -> str:
     )
 
 
-@st.cache_data(
-    max_entries=8, show_spinner=False, hash_funcs={TimelineResult: lambda r: repr(r.inputs)}
-)
-def _cached_check(result: TimelineResult, seed: int):
+@shared_cache(maxsize=8)
+def _cached_check(inputs: TimelineInputs, seed: int):
+    """The simulator check of ``inputs``' autoscaled timeline, kept outside Streamlit's caches:
+    any visitor's ``clear_cache`` message empties those, and this is the page's costliest result."""
     from sdlab_model.timeline.check import simulate_timeline
 
+    result = _cached_run(inputs, False)
     with budget.slot(budget.HEAVY):
-        return simulate_timeline(result, seed)
+        return simulate_timeline(
+            result, seed, between_chunks=lambda done, total: budget.take_turns()
+        )
+
+
+def _span_words(span, result: TimelineResult) -> str:
+    """What the check simulates, in words: all of it, or its first minutes and why."""
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS
+
+    if span.whole:
+        return f"the {span.expected_requests:,.0f} requests"
+    return (
+        f"the first {span.minutes:,} of {len(result.minute_starts_s):,} minutes "
+        f"({span.expected_requests:,.0f} requests; the check simulates at most "
+        f"{MAX_SIMULATED_REQUESTS:,}, from the start)"
+    )
 
 
 def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     """On request: the same arrivals and ready fleet through the discrete-event simulator."""
-    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, coverage_note
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, check_span, coverage_note
 
     st.subheader("Check against the simulator")
     note = coverage_note(inputs.workload)
     if note is not None:
         st.caption(f"{note} Change those in the sidebar to run it.")
         return
-    if result.totals.requests > MAX_SIMULATED_REQUESTS:
+    span = check_span(result)
+    if span.minutes == 0:
         st.caption(
-            f"{result.totals.requests:,.0f} requests is more than the check's "
-            f"{MAX_SIMULATED_REQUESTS:,}: shorten the timeline or lower the rate to check it."
+            f"The first minute alone has more than the check's {MAX_SIMULATED_REQUESTS:,} "
+            "requests: lower the rate to check it."
         )
         return
+    what = _span_words(span, result)
     if not st.button("Simulate this timeline", key=CHECK_KEY):
         st.caption(
-            f"Draws the {result.totals.requests:,.0f} requests as a Poisson stream of the "
-            "step's rate and serves them on the ready replicas the model scheduled, through "
-            "the sidebar's balancer and batching; then compares each minute's p99."
+            f"Draws {what} as a Poisson stream of the step's rate and serves them on the ready "
+            "replicas the model scheduled, through the sidebar's balancer and batching; then "
+            "compares each minute's p99."
         )
         return
-    bar = st.progress(0.0, text=f"Simulating {result.totals.requests:,.0f} requests…")
-    check = _cached_check(result, 0)
+    bar = st.progress(0.0, text=f"Simulating {span.expected_requests:,.0f} requests…")
+    check = _cached_check(inputs, 0)
     bar.progress(1.0, text="Done.")
     bar.empty()
+    if not span.whole:
+        st.caption(f"Simulated {what}: the figures below are for those minutes.")
     errors = check.p99_errors
     st.markdown(
         f"Minutes over the target: model **{check.model_minutes_over}**, simulation "

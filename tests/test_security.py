@@ -57,6 +57,13 @@ def test_uploads_are_small():
     assert size_mb <= 1, f"[server] maxUploadSize should be at most 1 MB, is {size_mb}"
 
 
+def test_a_closed_sessions_state_and_uploads_go_within_30_s():
+    server = _config()["server"]
+    assert server.get("disconnectedSessionTTL", 120) <= 30, (
+        "a closed session's state and uploads stay 120 s by default (issue 26)"
+    )
+
+
 def test_no_full_garbage_collection_after_every_run():
     # A full collection per rerun costs ~90 ms of server CPU here (see .streamlit/config.toml).
     runner = _config().get("runner", {})
@@ -309,3 +316,43 @@ def test_the_cache_check_catches_what_it_guards():
     )
     assert len(_unbounded_caches(risky, "risky.py")) == 6, "every unbounded cache must be reported"
     assert _unbounded_caches(safe, "safe.py") == [], "bounded caches must pass"
+
+
+def _hosting_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### What a public deployment still has to close")
+    return readme[start : readme.index("\n## ", start)]
+
+
+@pytest.mark.parametrize(
+    ("what", "mitigation"),
+    [
+        ("Uploads nobody uses", "limit_req"),
+        ("clear_cache", "under the budget"),
+        ("checkip.amazonaws.com", "$http_origin"),
+        ("/_stcore/metrics", "deny all"),
+        ("main_script_path", "deploy from a path"),
+        ("Forged widget values", "checked by the app"),
+    ],
+)
+def test_what_configuration_cannot_close_is_documented_with_its_mitigation(what, mitigation):
+    section = _hosting_section()
+    assert what in section and mitigation in section, (
+        f"README's hosting section must say what {what!r} exposes and how to close it"
+    )
+
+
+def test_the_upload_reproduction_is_in_the_repository():
+    assert (ROOT / "scripts" / "upload_flood.py").is_file(), "the reproduction to report upstream"
+
+
+def test_streamlit_still_looks_up_the_external_ip_for_a_foreign_origin(monkeypatch):
+    """Pins what the README documents: when Streamlit stops the lookup, update the README."""
+    from streamlit import net_util
+    from streamlit.web.server.starlette import starlette_websocket
+
+    calls = []
+    monkeypatch.setattr(net_util, "get_external_ip", lambda: calls.append(1))
+    allowed = starlette_websocket._is_origin_allowed("https://evil.example", "127.0.0.1:8501")
+    assert not allowed, "a foreign Origin must be refused"
+    assert calls, "Streamlit no longer looks up the external IP: drop the README's note"

@@ -165,7 +165,8 @@ class CanaryPlan:
         shares = self.step_shares
         if not isinstance(shares, tuple) or not 1 <= len(shares) <= MAX_STEPS:
             raise ValueError(
-                f"step_shares must be a tuple of 1 to {MAX_STEPS} shares, got {shares!r}"
+                f"step_shares must be a tuple of 1 to {MAX_STEPS} shares, got "
+                f"{len(shares) if isinstance(shares, tuple) else type(shares).__name__}"
             )
         for index, share in enumerate(shares):
             _check(f"step_shares[{index}]", share, STEP_SHARE)

@@ -198,3 +198,194 @@ def test_heavy_evaluations_are_the_exact_solves_near_saturation(workload, model,
     assert budget.is_heavy_evaluation(workload, model) is heavy, (
         f"{workload} under {model} should {'' if heavy else 'not '}count as heavy"
     )
+
+
+def _as_sessions(monkeypatch) -> None:
+    """Each thread's work counts as the session named by the thread (``thread.name``)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(
+        budget,
+        "get_script_run_ctx",
+        lambda: SimpleNamespace(session_id=threading.current_thread().name),
+    )
+    _spinners_shown(monkeypatch)
+
+
+def test_a_visitor_looping_on_heavy_work_waits_behind_another_each_time(monkeypatch):
+    _as_sessions(monkeypatch)
+    order: list[str] = []
+    other_waiting = threading.Event()
+
+    def loop():
+        for turn in range(3):
+            with budget.slot(budget.HEAVY):
+                order.append(f"looper {turn}")
+                if turn == 0:
+                    other_waiting.wait(timeout=10)
+                    time.sleep(0.2)  # the other visitor is queued by now
+
+    def other():
+        other_waiting.set()
+        with budget.slot(budget.HEAVY):
+            order.append("other")
+
+    looper = threading.Thread(target=loop, name="looper", daemon=True)
+    looper.start()
+    time.sleep(0.1)
+    waiter = threading.Thread(target=other, name="other", daemon=True)
+    waiter.start()
+    for thread in (looper, waiter):
+        thread.join(timeout=10)
+    assert order[:2] == ["looper 0", "other"], (
+        f"a freed slot went back to the visitor looping on it before the one waiting: {order}"
+    )
+
+
+def test_a_visitor_holding_a_slot_waits_behind_others_for_a_second(monkeypatch):
+    _as_sessions(monkeypatch)
+    got: list[str] = []
+    releases = {name: threading.Event() for name in ("first", "other")}
+    holding = threading.Semaphore(0)
+
+    def hold():
+        with budget.slot(budget.WORK):
+            holding.release()
+            releases[threading.current_thread().name].wait(timeout=10)
+
+    def want():
+        with budget.slot(budget.WORK):
+            got.append(threading.current_thread().name)
+
+    holders = [threading.Thread(target=hold, name=n, daemon=True) for n in ("first", "other")]
+    for thread in holders:
+        thread.start()
+        assert holding.acquire(timeout=10), "a holder never got its slot"
+    waiters = [threading.Thread(target=want, name=n, daemon=True) for n in ("first", "newcomer")]
+    for thread in waiters:  # the session holding a slot asks for a second one first
+        thread.start()
+        time.sleep(0.1)
+    assert budget.WORK.waiting == 2, f"{budget.WORK.waiting} waiting, expected both"
+    releases["other"].set()
+    waiters[1].join(timeout=10)
+    releases["first"].set()
+    for thread in (*holders, waiters[0]):
+        thread.join(timeout=10)
+    assert got == ["newcomer", "first"], (
+        f"the visitor already holding a slot got the next one before the newcomer: {got}"
+    )
+
+
+def test_a_waiting_visitor_is_told_their_place_in_line(monkeypatch):
+    _as_sessions(monkeypatch)
+    captions: list[tuple[str, str]] = []
+
+    class Placeholder:
+        def caption(self, text):
+            captions.append((threading.current_thread().name, text))
+
+        def empty(self):
+            pass
+
+    monkeypatch.setattr(budget.st, "empty", Placeholder)
+    monkeypatch.setattr(budget, "WAIT_REFRESH_S", 0.05)
+    release = threading.Event()
+    holding = threading.Event()
+
+    def hold():
+        with budget.slot(budget.HEAVY):
+            holding.set()
+            release.wait(timeout=10)
+
+    def wait():
+        with budget.slot(budget.HEAVY):
+            time.sleep(0.2)
+
+    holder = threading.Thread(target=hold, name="holder", daemon=True)
+    holder.start()
+    assert holding.wait(timeout=10)
+    waiters = []
+    for name in ("w1", "w2", "w3"):
+        waiters.append(threading.Thread(target=wait, name=name, daemon=True))
+        waiters[-1].start()
+        time.sleep(0.1)
+    release.set()
+    for thread in (holder, *waiters):
+        thread.join(timeout=10)
+    told = [text for name, text in captions if name == "w3"]
+    assert told[0] == "Yours is number 3 in line.", f"w3 was told {told}"
+    assert "Yours is next in line." in told, f"w3's place was not updated as the line moved: {told}"
+
+
+def test_long_work_takes_turns_with_a_short_press_between_its_pieces(monkeypatch):
+    _as_sessions(monkeypatch)
+    events: list[str] = []
+    started = threading.Event()
+
+    def long_work():
+        with budget.slot(budget.HEAVY):
+            started.set()
+            for piece in range(20):
+                time.sleep(0.05)
+                events.append(f"long {piece}")
+                budget.take_turns()
+
+    def short_press():
+        with budget.slot(budget.HEAVY):
+            events.append("short")
+
+    long = threading.Thread(target=long_work, name="hostile", daemon=True)
+    long.start()
+    assert started.wait(timeout=10)
+    time.sleep(0.12)
+    short = threading.Thread(target=short_press, name="visitor", daemon=True)
+    short.start()
+    for thread in (long, short):
+        thread.join(timeout=10)
+    assert "short" in events and events.index("short") < 8, (
+        f"the short press waited for the whole long computation: {events}"
+    )
+    assert events[-1] == "long 19" and budget.HEAVY.waiting == 0, events
+
+
+def test_a_waiting_visitor_who_leaves_gives_their_place_up(monkeypatch):
+    _as_sessions(monkeypatch)
+
+    class Stopped(Exception):
+        """What Streamlit raises at a run's next element once the visitor has left."""
+
+    class Placeholder:
+        calls = 0
+
+        def caption(self, text):
+            Placeholder.calls += 1
+            if Placeholder.calls > 1:
+                raise Stopped
+
+        def empty(self):
+            pass
+
+    monkeypatch.setattr(budget.st, "empty", Placeholder)
+    monkeypatch.setattr(budget, "WAIT_REFRESH_S", 0.05)
+    release, holding, left = threading.Event(), threading.Event(), threading.Event()
+
+    def hold():
+        with budget.slot(budget.HEAVY):
+            holding.set()
+            release.wait(timeout=10)
+
+    def leave():
+        try:
+            with budget.slot(budget.HEAVY):
+                raise AssertionError("a visitor who left got the slot")
+        except Stopped:
+            left.set()
+
+    holder = threading.Thread(target=hold, name="holder", daemon=True)
+    holder.start()
+    assert holding.wait(timeout=10)
+    threading.Thread(target=leave, name="leaver", daemon=True).start()
+    assert left.wait(timeout=5), "the waiting run did not stop while it waited"
+    assert budget.HEAVY.waiting == 0, "the visitor who left still holds a place in line"
+    release.set()
+    holder.join(timeout=10)

@@ -75,7 +75,7 @@ def test_bad_inputs_give_a_clear_message_and_no_numbers():
         widget.set_value(value)
         app.run()
         assert_no_exception(app)
-        errors = " ".join(error.value for error in app.error)
+        errors = " ".join(error.value for error in app.error).replace("\\", "")
         assert message in errors, f"{key}={value!r}: errors shown {errors!r}"
         assert not app.metric, f"{key}={value!r}: numbers shown for a plan that is not valid"
         getattr(app, kind)(key=key).set_value(good)
@@ -103,3 +103,46 @@ def test_a_time_shorter_than_one_metric_interval_reads_within_one_interval():
     below = [s for s in fast if s < 1.0]
     within = sum(text.startswith("within one metric interval") for text in shown)
     assert within == len(below), f"{within} rows say 'within', {len(below)} times are under 1 s"
+
+
+def test_steps_text_over_the_limit_is_refused_before_parsing_and_not_repeated():
+    import time
+
+    from sdlab_ui.canary_panel import STEPS_MAX_CHARS, parse_steps
+
+    flood = "1," * 2_450_000  # 4.9 MB, the audit's input
+    started = time.perf_counter()
+    try:
+        parse_steps(flood)
+    except ValueError as error:
+        message = str(error)
+    else:
+        raise AssertionError("4.9 MB of steps was accepted")
+    seconds = time.perf_counter() - started
+    assert seconds < 0.05, f"refusing 4.9 MB of steps took {seconds:.2f} s"
+    assert len(message) < 200 and f"at most {STEPS_MAX_CHARS} characters" in message, message
+    eleven = ", ".join(str(n) for n in range(1, 12))
+    try:
+        parse_steps(eleven)
+    except ValueError as error:
+        assert "at most 10 shares, got 11" in str(error), str(error)
+    else:
+        raise AssertionError("11 steps were accepted")
+
+
+def test_a_forged_steps_value_past_the_field_limit_gets_a_short_escaped_message():
+    app = _open()
+    app.text_input(key="canary.steps").set_value("1," * 2_450_000).run()  # 4.9 MB
+    assert_no_exception(app)
+    errors = [error.value for error in app.error]
+    assert errors and all(len(text) < 300 for text in errors), f"long messages: {errors!r}"[:500]
+    assert not app.metric, "no numbers for a refused plan"
+
+
+def test_markdown_typed_into_steps_is_shown_literally():
+    app = _open()
+    app.text_input(key="canary.steps").set_value("[x](https://e.test), 5").run()
+    assert_no_exception(app)
+    shown = " ".join(error.value for error in app.error)
+    assert "\\[x\\]\\(https" in shown, f"the excerpt must be escaped for Markdown: {shown!r}"
+    assert "[x](https" not in shown, f"a link reaches the page: {shown!r}"

@@ -324,6 +324,21 @@ def test_walkthrough_asks_for_a_prediction_before_it_loads_the_card(lab):
     assert_no_exception(lab)
 
 
+def test_a_forged_prediction_past_the_fields_limit_is_echoed_cut(lab):
+    from sdlab_ui.cards import PREDICTION_MAX_CHARS
+
+    lab.button(key="lab.walk.start").click().run()
+    lab.text_input(key="lab.walk.prediction").set_value("[x](https://e.test) " * 50_000).run()
+    lab.button(key="lab.walk.reveal").click().run()
+    assert_no_exception(lab)
+    echoed = [c.value for c in lab.caption if c.value.startswith("Your prediction")]
+    assert echoed, "the prediction is echoed"
+    assert len(echoed[0]) < 3 * PREDICTION_MAX_CHARS, (
+        f"a 1 MB prediction was echoed at {len(echoed[0]):,} characters"
+    )
+    assert "[x](https" not in echoed[0], "the echo is escaped for Markdown"
+
+
 def test_scenario_file_round_trip_and_bad_file():
     app = open_app({"rate_rps": "750", "gpu": "1", "model": "teaching"})
     saved = app.get("download_button")[0]

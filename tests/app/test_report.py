@@ -65,3 +65,46 @@ def test_the_markdown_summary_has_the_same_sections_and_the_p99(view):
     assert headings == tuple(s for s in report.SECTIONS if s not in charts), headings
     p99, _ = report._headline(view)
     assert f"**{report.p99_text(view.result, p99)}**" in text, "the headline p99 is missing"
+
+
+def test_the_html_download_is_built_once_per_design_holding_the_python_lane(view, monkeypatch):
+    from sdlab_ui import budget, downloads
+
+    downloads.built_report.cache_clear()
+    lanes = []
+    build = report.html_report
+
+    def counted(*args, **kwargs):
+        lanes.append(budget.held_lane())
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(report, "html_report", counted)
+    query = link_query(CARD.workload(), "queueing")
+    first = panels._html_report(view, query)
+    again = panels._html_report(view, query)
+    assert again is first, "the same design's report is kept, not built again"
+    assert lanes == [budget.PYTHON], f"one build, holding the PYTHON lane: lanes held {lanes}"
+    other = cache._lab_view(SCENARIOS[0].workload(), "queueing")
+    panels._html_report(other, link_query(SCENARIOS[0].workload(), "queueing"))
+    assert len(lanes) == 2, "another design is built"
+
+
+def test_a_report_build_waits_while_the_python_lane_is_full(view):
+    import threading
+
+    from sdlab_ui import budget, downloads
+
+    downloads.built_report.cache_clear()
+    for _ in range(budget.PYTHON.slots):
+        budget.PYTHON.acquire()
+    done = threading.Event()
+    query = link_query(CARD.workload(), "queueing")
+    worker = threading.Thread(target=lambda: (panels._html_report(view, query), done.set()))
+    try:
+        worker.start()
+        assert not done.wait(1.0), "a report was built while the PYTHON lane was taken"
+    finally:
+        for _ in range(budget.PYTHON.slots):
+            budget.PYTHON.release()
+    assert done.wait(30.0), "the report was built once a slot was free"
+    worker.join()

@@ -124,6 +124,17 @@ def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():
     assert "timeline.chart" in _charts(app), "a good trace runs the timeline"
 
 
+def test_a_trace_saved_with_a_byte_order_mark_is_read_like_the_scenario_file():
+    app = open_app({"tl.traffic": "uploaded"}, page=TIMELINE_PAGE)
+    app.file_uploader(key="timeline.upload").set_value(
+        ("trace.csv", "\ufefftime_s,rate_rps\n0,100\n120,400\n".encode(), "text/csv")
+    ).run()
+    assert_no_exception(app)
+    errors = " ".join(e.value for e in app.error)
+    assert not errors, f"a UTF-8 BOM (Excel's CSV UTF-8) was refused: {errors}"
+    assert "timeline.chart" in _charts(app), "the trace runs the timeline"
+
+
 def test_the_simulator_check_runs_on_request():
     query = {
         "rate_rps": "600",
@@ -139,6 +150,46 @@ def test_the_simulator_check_runs_on_request():
     text = " ".join(m.value for m in app.markdown)
     assert "Minutes over the target: model" in text, "the check's comparison is shown"
     assert "timeline.check_chart" in _charts(app), "the per-minute comparison chart is drawn"
+
+
+def test_a_visitors_clear_cache_message_does_not_cost_the_check_again(monkeypatch):
+    import streamlit as st
+
+    from sdlab_model.timeline import check
+
+    query = {"rate_rps": "600", "replicas": "2", "lb_policy": "random", "tl.duration_s": "120"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    runs = []
+    simulate = check.simulate_timeline
+    monkeypatch.setattr(
+        check, "simulate_timeline", lambda *a, **k: runs.append(1) or simulate(*a, **k)
+    )
+    st.cache_data.clear()  # what Streamlit does on any visitor's clear_cache message
+    st.cache_resource.clear()
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    assert "Minutes over the target" in " ".join(m.value for m in app.markdown), "shown again"
+    assert not runs, "clear_cache made the timeline check simulate its requests again"
+
+
+def test_a_timeline_over_the_checks_cap_is_checked_over_its_first_minutes(monkeypatch):
+    from sdlab_model.timeline import check
+
+    monkeypatch.setattr(check, "MAX_SIMULATED_REQUESTS", 100_000)  # one minute at 1,000 req/s
+    query = {"rate_rps": "1000", "lb_policy": "random", "tl.traffic": "constant"}
+    query["tl.duration_s"] = "600"
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    offer = " ".join(c.value for c in app.caption)
+    assert "the first 1 of 10 minutes (60,000 requests" in offer, offer
+    app.button(key="timeline.check").click().run()
+    assert_no_exception(app)
+    said = " ".join(c.value for c in app.caption)
+    assert "Simulated the first 1 of 10 minutes" in said, f"the page says what it simulated: {said}"
+    text = " ".join(m.value for m in app.markdown)
+    assert "over 1 minutes with at least 200 requests" in text, text
 
 
 def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():

@@ -225,6 +225,34 @@ def test_untrusted_text_in_messages_is_an_inert_code_span():
     assert "z" * 50 not in message, "untrusted text must be shortened"
 
 
+MARKDOWN_PAYLOAD = "[x](https://evil.example/i.png) $x^2$ :red[boo] <b>b</b> **s**"
+
+
+def _outside_code_spans(message: str) -> str:
+    return re.sub(r"`[^`]*`", "", message)
+
+
+@pytest.mark.parametrize(
+    "where", ["workload.lb_policy", "model", "residency.accelerator", "key", "schema"]
+)
+def test_visitor_text_in_any_string_slot_reaches_the_message_only_inside_a_code_span(where):
+    document = _document()
+    if where == "key":
+        document["workload"][MARKDOWN_PAYLOAD] = 1
+    elif "." in where:
+        section, name = where.split(".")
+        document[section][name] = MARKDOWN_PAYLOAD
+    else:
+        document[where] = MARKDOWN_PAYLOAD
+    with pytest.raises(ScenarioFileError) as caught:
+        loads(_text(document))
+    rendered = _outside_code_spans(str(caught.value))
+    for active in ("evil.example", "$x", "red[", "<b>", "**s"):
+        assert active not in rendered, (
+            f"{where}: {active!r} reaches the message outside a code span: {caught.value}"
+        )
+
+
 def test_loads_refuses_a_non_text_argument():
     with pytest.raises(TypeError):
         loads(123)  # type: ignore[arg-type]

@@ -183,3 +183,200 @@ def test_a_steady_batched_fleet_simulates_to_the_queueing_models_p99(policy):
     # p99 from ~180,000 requests adds about 1%.
     errors = np.abs(simulated - expected) / simulated
     assert errors.max() < 0.17, f"{policy}: minute p99s {simulated} vs the model's {expected}"
+
+
+def _served_in_chunks(arrivals, horizons, serve_chunk):
+    """Serve ``arrivals`` a chunk at a time (cut at ``horizons``), carrying what a chunk leaves
+    unserved into the next, as the check does; returns every request's completion."""
+    completion = np.full(arrivals.size, np.nan)
+    carried = np.empty(0, np.int64)
+    cuts = np.searchsorted(arrivals, horizons)
+    for begin, end, horizon in zip(
+        np.r_[0, cuts], np.r_[cuts, arrivals.size], np.r_[horizons, np.inf], strict=True
+    ):
+        chunk = np.r_[carried, np.arange(begin, end)]
+        done = serve_chunk(chunk, horizon)
+        completion[chunk[done]] = serve_chunk.completion[done]
+        carried = chunk[~done]
+    assert carried.size == 0, "the last chunk (no horizon) serves every request"
+    return completion
+
+
+@pytest.mark.parametrize(("size", "window_s"), [(1, 0.0), (4, 0.004), (8, 0.05)])
+def test_a_pooled_queue_served_in_chunks_is_the_queue_served_at_once(size, window_s):
+    arrivals = _arrivals(5, 40_000, 2500.0)
+    starts = np.array([0.0, 3.0, 7.5, 9.0, 12.0])
+    servers = np.array([6, 2, 9, 0, 5], np.int64)  # overloaded, idle, no server, back
+    service = np.linspace(0.0, 0.02, size + 1)
+    dispatch = np.empty(arrivals.size)
+    expected = np.empty(arrivals.size)
+    _timeline_kernel.serve_batches(
+        arrivals, size, window_s, service, starts, servers, dispatch, expected
+    )
+    heap, counters, clock = _timeline_kernel.start_queue(starts, servers)
+
+    def serve_chunk(chunk, horizon):
+        out = np.empty(chunk.size)
+        done = _timeline_kernel.serve_queue_until(
+            arrivals[chunk],
+            size,
+            window_s,
+            service,
+            starts,
+            servers,
+            heap,
+            counters,
+            clock,
+            horizon,
+            np.empty(chunk.size),
+            out,
+        )
+        serve_chunk.completion = out
+        return np.arange(chunk.size) < done
+
+    horizons = np.array([0.5, 2.99, 3.0, 3.01, 7.5, 8.0, 9.2, 11.0, 12.0, 12.0001, 14.0])
+    got = _served_in_chunks(arrivals, horizons, serve_chunk)
+    assert np.array_equal(got, expected), (
+        f"B={size}: {np.sum(got != expected)} completions differ when served in chunks"
+    )
+
+
+@pytest.mark.parametrize(("policy", "size", "window_s"), [(1, 4, 0.004), (0, 8, 0.05), (0, 1, 0)])
+def test_balanced_replicas_served_in_chunks_are_the_replicas_served_at_once(policy, size, window_s):
+    arrivals = _arrivals(6, 40_000, 2500.0)
+    starts = np.array([0.0, 3.0, 7.5, 9.0, 12.0])
+    replicas = np.array([4, 1, 6, 0, 3], np.int64)
+    slots = 2
+    uniform = np.random.default_rng(7).random(arrivals.size)
+    service = np.linspace(0.0, 0.02, size + 1)
+    life_of = np.empty(arrivals.size, np.int64)
+    life_start = np.empty(16)
+    _timeline_kernel.route(arrivals, starts, replicas, policy, uniform, life_of, life_start)
+    expected = np.empty(arrivals.size)
+    _timeline_kernel.serve_lives(
+        arrivals,
+        life_of,
+        life_start,
+        slots,
+        size,
+        window_s,
+        service,
+        np.empty(arrivals.size),
+        expected,
+    )
+    starts_of_life = np.empty(16)
+    alive, counters = _timeline_kernel.start_routing(starts, replicas, starts_of_life)
+    chunk_life = np.empty(arrivals.size, np.int64)
+    routed = np.zeros(arrivals.size, bool)
+    heaps = np.empty((16, slots))
+    clocks = np.empty((16, 2))
+    prepared = [0]
+
+    def serve_chunk(chunk, horizon):
+        new = chunk[~routed[chunk]]
+        if new.size:
+            out = np.empty(new.size, np.int64)
+            _timeline_kernel.route_until(
+                arrivals[new],
+                starts,
+                replicas,
+                policy,
+                uniform[new],
+                new[0],
+                alive,
+                counters,
+                starts_of_life,
+                out,
+            )
+            chunk_life[new] = out
+            routed[new] = True
+        for life in range(prepared[0], counters[1]):
+            heaps[life] = starts_of_life[life]
+            clocks[life] = (starts_of_life[life], -np.inf)
+        prepared[0] = counters[1]
+        completion = np.empty(chunk.size)
+        done = np.zeros(chunk.size, bool)
+        _timeline_kernel.serve_lives_until(
+            arrivals[chunk],
+            chunk_life[chunk],
+            starts_of_life,
+            slots,
+            size,
+            window_s,
+            service,
+            heaps,
+            clocks,
+            horizon,
+            np.empty(chunk.size),
+            completion,
+            done,
+        )
+        serve_chunk.completion = completion
+        return done
+
+    horizons = np.array([0.5, 2.99, 3.0, 3.01, 7.5, 8.0, 9.2, 11.0, 12.0, 12.0001, 14.0])
+    got = _served_in_chunks(arrivals, horizons, serve_chunk)
+    assert np.array_equal(life_of, chunk_life), "routing in chunks sends requests elsewhere"
+    assert np.array_equal(got, expected), (
+        f"policy {policy}, B={size}: {np.sum(got != expected)} completions differ in chunks"
+    )
+
+
+def _constant(policy: str, rate_rps: float, duration_s: float) -> TimelineInputs:
+    workload = Workload(rate_rps=rate_rps, replicas=8, lb_policy=policy)
+    return TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="spike", base_rate_rps=rate_rps, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=2, max_replicas=40),
+        duration_s=duration_s,
+    )
+
+
+@pytest.mark.parametrize("policy", ["central_queue", "round_robin", "random"])
+def test_the_chunk_size_sets_the_checks_memory_never_its_result(policy):
+    result = run_timeline(_constant(policy, 2000, 300))
+    small = simulate_timeline(result, seed=3, chunk_requests=2_000)
+    whole = simulate_timeline(result, seed=3, chunk_requests=10**9)
+    assert small.requests == whole.requests > 1_000_000, "the same requests either way"
+    assert np.array_equal(small.simulated_p99_ms, whole.simulated_p99_ms, equal_nan=True), (
+        f"{policy}: chunks of 2,000 requests give other minute p99s than one chunk"
+    )
+    assert small.simulated_requests_over == whole.simulated_requests_over, policy
+
+
+def test_the_check_holds_a_chunk_of_requests_not_every_request():
+    import tracemalloc
+
+    result = run_timeline(_constant("random", 5000, 600))  # ~3.2M requests
+    simulate_timeline(result, seed=1)  # kernels compiled outside the measurement
+    tracemalloc.start()
+    check = simulate_timeline(result, seed=1)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    per_request = 8 * check.requests  # the latencies kept for the minutes' p99s
+    assert peak < per_request + 40e6, (
+        f"{check.requests:,} requests took {peak / 1e6:.0f} MB of arrays at the peak: more "
+        f"than their latencies ({per_request / 1e6:.0f} MB) and a chunk's"
+    )
+
+
+def test_a_timeline_over_the_cap_is_checked_over_its_first_minutes(monkeypatch):
+    from sdlab_model.timeline import check as check_module
+
+    result = run_timeline(_constant("round_robin", 2000, 600))
+    monkeypatch.setattr(check_module, "MAX_SIMULATED_REQUESTS", 500_000)
+    span = check_module.check_span(result)
+    # 120,000 requests in minute 0, 360,000 in minute 1 (the spike): 480,000; then 840,000.
+    assert span.minutes == 2 and not span.whole, f"2,000 req/s then ×3: {span}"
+    assert span.end_s == 120.0 and span.expected_requests == pytest.approx(480_000), span
+    check = simulate_timeline(result, seed=2)
+    assert check.span == span, "the check says what it simulated"
+    assert check.requests < 520_000, f"{check.requests:,} requests drawn past the cap"
+    assert np.all(np.isnan(check.simulated_p99_ms[2:])), "nothing simulated after the span"
+    assert check.compared[:2].all() and not check.compared[2:].any(), check.compared
+    target = result.inputs.workload.p99_target_ms
+    over = int(np.sum(result.minute_p99_ms[:2] > target))
+    assert check.model_minutes_over == over, "the model's minutes over, counted over the span"
+    monkeypatch.setattr(check_module, "MAX_SIMULATED_REQUESTS", 100_000)
+    with pytest.raises(ValueError, match="first minute"):
+        simulate_timeline(result, seed=2)
