@@ -35,7 +35,7 @@ from sdlab_model.params import (
     TOGGLE_BY_NAME,
 )
 from sdlab_model.queues import queueing
-from sdlab_model.simulation.summary import SimSummary
+from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.workload import Workload
 
 HEADROOM = 1.0 - SAFE_UTILIZATION
@@ -110,7 +110,7 @@ class Design:
     p99_ms: float
     utilization: float
     accuracy: str
-    simulation: SimSummary | None = None
+    simulation: ConvergedSim | None = None
 
     @property
     def cost(self) -> FleetCost:
