@@ -80,7 +80,8 @@ def test_clicking_a_heatmap_cell_loads_it(lab_page, server_url):
     lab_page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + 0.2 * box["height"])
     # The URL names only inputs that differ from their defaults: a loaded cell adds the rate.
     assert "rate_rps=" not in lab_page.evaluate("location.search"), "the lab is not the default"
-    lab_page.wait_for_function("() => location.search.includes('rate_rps=')", timeout=3_000)
+    # Under load a rerun can take seconds; the context's default timeout bounds the wait.
+    lab_page.wait_for_function("() => location.search.includes('rate_rps=')")
     assert lab_page.locator(EXCEPTION).count() == 0, "clicking a cell raised an exception"
 
 
