@@ -254,6 +254,7 @@ def rollout_chart(
         xaxis_title="time since the rollout began (h)",
         yaxis_title="share of live traffic (%)",
         yaxis_type="log",
+        yaxis_tickformat="~g",
         height=320,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},

@@ -828,8 +828,9 @@ def error_map(
                 marker={"symbol": "square", "size": 12, "color": colour},
             )
         )
-    figure.update_xaxes(type="log", title_text="request rate (req/s)")
-    figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
+    # A tick format labels every tick in full ("20", not a bare "2" between 10 and 100).
+    figure.update_xaxes(type="log", title_text="request rate (req/s)", tickformat="~s")
+    figure.update_yaxes(type="log", title_text="replicas", dtick="D2", tickformat="~g")
     figure.update_layout(
         title={"text": error_summary(model, simulated_p99_ms).text(), "font": {"size": 12}},
         height=560,
