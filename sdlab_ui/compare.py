@@ -73,6 +73,11 @@ def _delta_ms(a: float | None, b: float | None) -> str:
     return f"{b - a:+.3g} ms"
 
 
+def _per_million(side: Side) -> str:
+    # Over capacity the offered rate spread over the price reads as nearly free: no price.
+    return f"${side.usd_per_million:,.2f}" if math.isfinite(side.p99_ms) else "over capacity"
+
+
 def _share(value: float) -> str:
     return f"{value:.0%}" if value < 100 else f"{value:,.0f}x"
 
@@ -107,9 +112,11 @@ def rows(a: Side, b: Side, target_a_ms: float, target_b_ms: float) -> list[tuple
         ),
         (
             "Cost per 1M inferences",
-            f"${a.usd_per_million:,.2f}",
-            f"${b.usd_per_million:,.2f}",
-            f"{b.usd_per_million - a.usd_per_million:+,.2f} $",
+            _per_million(a),
+            _per_million(b),
+            f"{b.usd_per_million - a.usd_per_million:+,.2f} $"
+            if math.isfinite(a.p99_ms) and math.isfinite(b.p99_ms)
+            else "",
         ),
         ("Recommended stage", str(a.stage), str(b.stage), ""),
     ]
