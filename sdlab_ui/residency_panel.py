@@ -122,7 +122,7 @@ def simulation_check(plan: ResidencyPlan) -> None:
         f"These placements are outside the range where the residency model was checked against "
         f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests "
         f"({RECOMMENDED_SIM_REQUESTS:,} for the recommended routed design, close to capacity) in "
-        "four replications (seed 0), each replica's LRU cache of models simulated with loads "
+        "four repeatable replications, each replica's LRU cache of models simulated with loads "
         "holding the slot that took the batch; routed by model, each request goes only to a "
         "replica that holds its model."
     )

@@ -65,3 +65,12 @@ def test_the_markdown_summary_has_the_same_sections_and_the_p99(view):
     assert headings == tuple(s for s in report.SECTIONS if s not in charts), headings
     p99, _ = report._headline(view)
     assert f"**{report.p99_text(view.result, p99)}**" in text, "the headline p99 is missing"
+
+
+def test_the_reports_write_decision_states_as_words(view, html):
+    states = {decision.state for decision in view.result.decisions}
+    assert "not-yet" in states, f"this card has no not-yet decision, so the test is void: {states}"
+    text = report.markdown_report(view, link_query="?rate_rps=25000")
+    for name, written in (("Markdown", text), ("HTML", html)):
+        assert "not-yet" not in written, f"the {name} report writes the code 'not-yet'"
+        assert "not yet" in written, f"the {name} report lost the not-yet decisions"
