@@ -172,7 +172,8 @@ def summary(plan: ResidencyPlan) -> None:
     st.markdown(
         f"Each GPU has **{inputs.accelerator_memory_gb:g} GB**; less the "
         f"{inputs.activation_reserve_gb:g} GB reserve, **{plan.usable_memory_gb:g} GB** hold "
-        f"weights: **{plan.models_fit_per_replica} of {workload.models_hosted:,} models** fit "
+        f"weights: **{plan.models_fit_per_replica} of {workload.models_hosted:,} "
+        f"model{'s' if workload.models_hosted != 1 else ''}** fit "
         f"on a replica at once. Loading one takes **{ms_text(load_ms)}** on average "
         f"({inputs.load_overhead_ms:g} ms fixed + the copy at {inputs.load_gb_per_s:g} GB/s)."
     )
