@@ -287,17 +287,19 @@ def catalog_pricing(workload: Workload) -> None:
     st.subheader("Price a replica from the catalog")
     st.caption(
         "On-demand list prices, each with its source and the date it was read "
-        "(docs/hardware_catalog.md). Choosing one sets the price and the slots of that kind of "
-        "replica; the model's speed stays yours (upload a measured profile below to set it)."
+        "(docs/hardware_catalog.md). A replica is as many instances as give it the slots it has "
+        "now; choosing one sets that replica's price and slots. The model's speed stays yours "
+        "(upload a measured profile below to set it)."
     )
     rows = [
         {
             "instance": h.name,
             "kind": h.kind.upper(),
             "accelerator": h.accelerator or "—",
-            "memory (GB)": h.accelerator_memory_gb,
+            "memory (GB)": f"{h.accelerator_memory_gb:g}" if h.accelerator_memory_gb else "—",
             "slots": h.slots,
             "$/h": h.usd_per_hour,
+            "a replica here": _replica_text(workload, h.id),
             "price read": h.price_date,
             "estimate": "yes" if h.is_estimate else "no",
         }
@@ -309,7 +311,7 @@ def catalog_pricing(workload: Workload) -> None:
         [h.id for h in CATALOG],
         key=_CATALOG_KEY,
         format_func=lambda id_: (
-            f"{hardware_by_id(id_).name} · ${hardware_by_id(id_).usd_per_hour:g}/h"
+            f"{hardware_by_id(id_).name} · a replica {_replica_text(workload, id_)}"
         ),
     )
     st.button(
@@ -317,20 +319,31 @@ def catalog_pricing(workload: Workload) -> None:
     )
 
 
-def changes_for_hardware(workload: Workload, hardware_id: str) -> dict:
-    """The workload changes that price a replica as ``hardware_id`` (and give it its slots)."""
+def _count(workload: Workload, hardware) -> int:
+    """How many ``hardware`` instances make one of the lab's replicas of that kind."""
+    slots = (
+        workload.gpu_instances_per_replica
+        if hardware.kind == "gpu"
+        else workload.cpu_workers_per_replica
+    )
+    return hardware.instances_for(slots)
+
+
+def _replica_text(workload: Workload, hardware_id: str) -> str:
     hardware = hardware_by_id(hardware_id)
+    count = _count(workload, hardware)
+    return f"{count} × ${hardware.usd_per_hour:g} = {money(count * hardware.usd_per_hour)}/h"
+
+
+def changes_for_hardware(workload: Workload, hardware_id: str) -> dict:
+    """The workload changes that price a replica as ``hardware_id`` instances (and give it their
+    slots), as many as give it about the slots it has now."""
+    hardware = hardware_by_id(hardware_id)
+    count = _count(workload, hardware)
+    price, slots = count * hardware.usd_per_hour, count * hardware.slots
     if hardware.kind == "gpu":
-        return {
-            "gpu": True,
-            "gpu_usd_per_replica_hour": hardware.usd_per_hour,
-            "gpu_instances_per_replica": hardware.slots,
-        }
-    return {
-        "gpu": False,
-        "cpu_usd_per_replica_hour": hardware.usd_per_hour,
-        "cpu_workers_per_replica": hardware.slots,
-    }
+        return {"gpu": True, "gpu_usd_per_replica_hour": price, "gpu_instances_per_replica": slots}
+    return {"gpu": False, "cpu_usd_per_replica_hour": price, "cpu_workers_per_replica": slots}
 
 
 def _use_catalog(hardware_id: str) -> None:
