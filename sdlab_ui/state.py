@@ -413,7 +413,8 @@ def copy_link_button() -> None:
 
     The address is read when clicked, so it is always the current one. Plain HTML and a script of
     literal text (no data of the lab or of a visitor in it); the page's own document, not an
-    iframe, so no permission policy stands between it and the clipboard.
+    iframe, so no permission policy stands between it and the clipboard. Its script also makes a
+    run of quick changes (a slider's key steps) one browser-history entry, not one each.
     """
     st.html(
         """
@@ -443,6 +444,26 @@ def copy_link_button() -> None:
     const copied = document.execCommand("copy");
     area.remove();
     return copied;
+  }
+  // One Back entry per settled change: a URL pushed after an input that came within 1.5 s of
+  // the last entry (a slider's key steps, each its own run) replaces that entry.
+  if (!history.sdlabSettles) {
+    const push = history.pushState.bind(history);
+    let pushedAt = 0, inputAt = 0;
+    for (const type of ["keydown", "pointerdown"]) {
+      addEventListener(type, () => { inputAt = Date.now(); }, true);
+    }
+    addEventListener("popstate", () => { pushedAt = 0; });
+    history.pushState = (data, unused, url) => {
+      const samePage = new URL(url, location.href).pathname === location.pathname;
+      if (samePage && pushedAt && inputAt - pushedAt < 1500) {
+        history.replaceState(data, unused, url);
+      } else {
+        push(data, unused, url);
+      }
+      pushedAt = Date.now();
+    };
+    history.sdlabSettles = true;
   }
   button.addEventListener("click", async () => {
     const link = window.location.href;
