@@ -663,13 +663,16 @@ def latency_distribution(
             "bottom right",
         )
     ]
-    for (label, value), dash in zip(model_p99_ms.items(), ("dot", "dashdot"), strict=False):
-        if math.isfinite(value):
-            lines.append(
-                _vertical_line(
-                    value, {"color": "#6b7280", "dash": dash}, f"{label} p99", "top left"
-                )
-            )
+    finite = sorted(
+        ((value, label) for label, value in model_p99_ms.items() if math.isfinite(value))
+    )
+    # The lower p99's label to the left of its line, the higher's to the right: never overprinted.
+    for (value, label), dash, side in zip(
+        finite, ("dot", "dashdot"), ("left", "right"), strict=False
+    ):
+        lines.append(
+            _vertical_line(value, {"color": "#6b7280", "dash": dash}, f"{label} p99", f"top {side}")
+        )
     p99_line = {
         "type": "line",
         "xref": "paper",
