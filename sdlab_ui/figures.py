@@ -835,7 +835,11 @@ def error_map(
     figure.update_xaxes(type="log", title_text="request rate (req/s)", tickformat="~s")
     figure.update_yaxes(type="log", title_text="replicas", dtick="D2", tickformat="~g")
     figure.update_layout(
-        title={"text": error_summary(model, simulated_p99_ms).text(), "font": {"size": 12}},
+        # Two lines: on one, a half-width chart cut the summary off at its edge.
+        title={
+            "text": error_summary(model, simulated_p99_ms).text().replace(" · ", "<br>"),
+            "font": {"size": 12},
+        },
         height=560,
         font=_FONT,
         template=_TEMPLATE,
