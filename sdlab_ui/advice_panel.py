@@ -27,6 +27,8 @@ from sdlab_model.advice.search import (
     comparisons,
     current_design,
     levers,
+    priced_as,
+    replica_of,
     search_key,
     workload_cost,
 )
@@ -248,7 +250,7 @@ def lever_table(workload: Workload) -> None:
         }
         for lever in found
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content")
     for comparison in cached_comparisons(workload):
         st.caption(
             f"For comparison, not a lever: {comparison.label}, {comparison.note}, would give a "
@@ -305,7 +307,7 @@ def catalog_pricing(workload: Workload) -> None:
         }
         for h in CATALOG
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content")
     choice = st.selectbox(
         "Instance type",
         [h.id for h in CATALOG],
@@ -314,41 +316,17 @@ def catalog_pricing(workload: Workload) -> None:
             f"{hardware_by_id(id_).name} · a replica {_replica_text(workload, id_)}"
         ),
     )
-    st.button(
-        "Use this price and slots", key="advice.use_catalog", on_click=_use_catalog, args=(choice,)
-    )
-
-
-def _count(workload: Workload, hardware) -> int:
-    """How many ``hardware`` instances make one of the lab's replicas of that kind."""
-    slots = (
-        workload.gpu_instances_per_replica
-        if hardware.kind == "gpu"
-        else workload.cpu_workers_per_replica
-    )
-    return hardware.instances_for(slots)
+    st.button("Use this replica", key="advice.use_catalog", on_click=_use_catalog, args=(choice,))
 
 
 def _replica_text(workload: Workload, hardware_id: str) -> str:
-    hardware = hardware_by_id(hardware_id)
-    count = _count(workload, hardware)
-    return f"{count} × ${hardware.usd_per_hour:g} = {money(count * hardware.usd_per_hour)}/h"
-
-
-def changes_for_hardware(workload: Workload, hardware_id: str) -> dict:
-    """The workload changes that price a replica as ``hardware_id`` instances (and give it their
-    slots), as many as give it about the slots it has now."""
-    hardware = hardware_by_id(hardware_id)
-    count = _count(workload, hardware)
-    price, slots = count * hardware.usd_per_hour, count * hardware.slots
-    if hardware.kind == "gpu":
-        return {"gpu": True, "gpu_usd_per_replica_hour": price, "gpu_instances_per_replica": slots}
-    return {"gpu": False, "cpu_usd_per_replica_hour": price, "cpu_workers_per_replica": slots}
+    count, usd_per_hour = replica_of(workload, hardware_by_id(hardware_id))
+    return f"{count} × ${usd_per_hour / count:g} = {money(usd_per_hour)}/h"
 
 
 def _use_catalog(hardware_id: str) -> None:
     workload = state.current().workload
-    state.load(workload.with_changes(**changes_for_hardware(workload, hardware_id)))
+    state.load(priced_as(workload, hardware_by_id(hardware_id)))
 
 
 def changes_for_profile(workload: Workload, text: str) -> tuple[dict, str]:

@@ -278,7 +278,12 @@ def render(workload: Workload) -> None:
         detection_metric_text(first.error_detection, interval_s),
     )
     st.plotly_chart(rollout_chart(rollout, interval_s), key=KEY_PREFIX + "chart")
-    st.dataframe(rollout_table(rollout, interval_s), hide_index=True, key=KEY_PREFIX + "table")
+    st.dataframe(
+        rollout_table(rollout, interval_s),
+        hide_index=True,
+        height="content",
+        key=KEY_PREFIX + "table",
+    )
     st.caption(
         f"Time to detect: the shortest analysis window after which a {canary.TEST_DESCRIPTION} "
         f"flags the regression ({plan.baseline_error_rate:.3%} → "

@@ -117,7 +117,9 @@ def simulation_check(plan: ResidencyPlan) -> None:
                 }
             )
     st.markdown("**Simulated where the model is approximate**")
-    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "simulated")
+    st.dataframe(
+        rows, hide_index=True, width="stretch", height="content", key=KEY_PREFIX + "simulated"
+    )
     st.caption(
         f"These placements are outside the range where the residency model was checked against "
         f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests "
@@ -202,7 +204,7 @@ def placements_table(plan: ResidencyPlan) -> None:
                 "accuracy": p.accuracy,
             }
         )
-    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "table")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content", key=KEY_PREFIX + "table")
     for p in plan.placements:
         if p.p99_is_load_time and p.is_stable:
             st.warning(
