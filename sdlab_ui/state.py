@@ -430,6 +430,10 @@ def copy_link_button() -> None:
   }
   .sdlab-copy-link:hover { border-color: currentColor; }
   .sdlab-copy-status { display: block; min-height: 1.2em; font-size: 0.8rem; opacity: 0.8; }
+  @media (max-width: 46rem) {
+    [data-testid="stElementContainer"]:has(> [data-testid="stDataFrame"])::before {
+      content: "Swipe a table sideways for more columns."; font-size: 0.8rem; opacity: 0.7; }
+  }
 </style>
 <script>
 (() => {
@@ -445,7 +449,7 @@ def copy_link_button() -> None:
     area.remove();
     return copied;
   }
-  // One Back entry per settled change: a URL pushed after an input that came within 1.5 s of
+  // One Back entry per settled change: a URL pushed after an input that came within 2.5 s of
   // the last entry (a slider's key steps, each its own run) replaces that entry.
   if (!history.sdlabSettles) {
     const push = history.pushState.bind(history);
@@ -453,15 +457,16 @@ def copy_link_button() -> None:
     for (const type of ["keydown", "pointerdown"]) {
       addEventListener(type, () => { inputAt = Date.now(); }, true);
     }
-    addEventListener("popstate", () => { pushedAt = 0; });
+    addEventListener("popstate", () => { pushedAt = 0; history.sdlabSettledAt = 0; });
     history.pushState = (data, unused, url) => {
       const samePage = new URL(url, location.href).pathname === location.pathname;
-      if (samePage && pushedAt && inputAt - pushedAt < 1500) {
+      if (samePage && pushedAt && inputAt - pushedAt < 2500) {
         history.replaceState(data, unused, url);
       } else {
         push(data, unused, url);
       }
       pushedAt = Date.now();
+      history.sdlabSettledAt = pushedAt + 2500;  // when the next change gets its own entry
     };
     history.sdlabSettles = true;
   }
