@@ -185,3 +185,16 @@ def test_the_page_says_when_the_simulation_budget_ran_out(monkeypatch):
     assert "simulation budget" in warnings and "ran out" in warnings, f"warnings: {warnings!r}"
     labels = [m.label for m in app.metric]
     assert "p99 (simulated)" not in labels, "a design the budget did not simulate reads simulated"
+
+
+def test_the_cost_charts_target_line_is_the_target_red_on_either_theme():
+    import json
+
+    from sdlab_ui.figures import TARGET_COLOUR
+
+    app = open_app(page=ADVICE_PAGE)
+    (chart,) = app.get("plotly_chart")
+    shapes = json.loads(chart.proto.spec)["layout"]["shapes"]
+    colours = {shape["line"].get("color") for shape in shapes}
+    # Plotly's default line is the theme's text colour: black on Streamlit's near-black dark page.
+    assert colours == {TARGET_COLOUR}, f"the target line is drawn in {colours}"
