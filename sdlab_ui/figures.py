@@ -205,7 +205,16 @@ def _hover_value(name: str, placeholder: str) -> str:
         return f"replicas %{{{placeholder}}}"
     number = "%{" + placeholder + (":,.0f}" if spec.integer else ":,.3~r}")
     unit = {"": "", "x": "x"}.get(spec.unit, f" {spec.unit}")
-    return f"{spec.label.lower()} {number}{unit}"
+    return f"{label_in_prose(spec.label)} {number}{unit}"
+
+
+def label_in_prose(label: str) -> str:
+    """An input's label inside a sentence: its first letter lower-cased, acronyms kept ("CPU
+    workers per replica", "arrival burstiness (CV)")."""
+    first = label.split(" ", 1)[0]
+    if len(first) > 1 and first.isupper():
+        return label
+    return label[:1].lower() + label[1:]
 
 
 def _where(grid: P99Grid) -> str:

@@ -67,3 +67,17 @@ def test_the_cdfs_p99_labels_point_away_from_each_other(p99s):
     assert (low_anchor, high_anchor) == ("right", "left"), (
         f"close p99 labels overprint: {anchors} (the lower should sit left of its line)"
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "in_prose"),
+    [
+        ("Request rate", "request rate"),
+        ("CPU workers per replica", "CPU workers per replica"),
+        ("Arrival burstiness (CV)", "arrival burstiness (CV)"),
+    ],
+)
+def test_a_label_in_a_sentence_keeps_its_acronyms(label, in_prose):
+    assert figures.label_in_prose(label) == in_prose, (
+        f"{label!r} reads {figures.label_in_prose(label)!r}"
+    )
