@@ -13,7 +13,8 @@ the URL through ``Workload.from_strings``, the tolerant parser: anything a perso
 a valid lab plus notices, shown until the next change.
 
 Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
-parameters, and on Back or Forward reruns the script with that entry's parameters and its run
+parameters (the sidebar's script folds a run of quick changes, such as a slider's key steps, into
+one entry: ``copy_link_button``), and on Back or Forward reruns the script with that entry's parameters and its run
 context's ``is_history_navigation`` set. Such a run, to a URL the lab did not just write, reloads
 the state from the URL. Every other run keeps the state and writes it back: a page switch (which
 Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
