@@ -432,7 +432,7 @@ def copy_link_button() -> None:
   .sdlab-copy-link:hover { border-color: currentColor; }
   .sdlab-copy-status { display: block; min-height: 1.2em; font-size: 0.8rem; opacity: 0.8; }
   @media (max-width: 46rem) {
-    [data-testid="stElementContainer"]:has(> [data-testid="stDataFrame"])::before {
+    [data-testid="stElementContainer"]:has([data-testid="stDataFrame"])::before {
       content: "Swipe a table sideways for more columns."; font-size: 0.8rem; opacity: 0.7; }
   }
 </style>
