@@ -14,12 +14,13 @@ a valid lab plus notices, shown until the next change.
 
 Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
 parameters (the sidebar's script folds a run of quick changes, such as a slider's key steps, into
-one entry: ``copy_link_button``), and on Back or Forward reruns the script with that entry's parameters and its run
-context's ``is_history_navigation`` set. Such a run, to a URL the lab did not just write, reloads
-the state from the URL. Every other run keeps the state and writes it back: a page switch (which
-Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
-URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
-never a lab's (whose URL is never bare), so Back to it keeps the state too.
+one entry: ``copy_link_button``), and on Back or Forward reruns the script with that entry's
+parameters and its run context's ``is_history_navigation`` set. Such a run, to a URL the lab did
+not just write, reloads the state from the URL. Every other run keeps the state and writes it
+back: a page switch (which Streamlit sends with the query parameters cleared) or a rerun sent
+before the browser learnt the URL of the last change. A bare history entry is one Streamlit made
+in passing on a page switch, never a lab's (whose URL is never bare), so Back to it keeps the
+state too.
 
 A design pinned for comparison ("A", the current lab being "B") rides in the same URL: ``a=1``
 marks it and ``a.<input>=<value>`` holds each of its inputs that differs from the default
