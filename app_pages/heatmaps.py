@@ -11,7 +11,7 @@ lab = state.current()
 workload = lab.workload
 st.title("Heatmaps: where the p99 budget holds")
 axes = heatmap_controls.choose_axes()
-x_label, y_label = (NUMERIC_BY_NAME[name].label.lower() for name in axes)
+x_label, y_label = (figures.label_in_prose(NUMERIC_BY_NAME[name].label) for name in axes)
 frontier = "; the dotted fuchsia line is the fewest replicas that meet the target" * (
     axes[1] == grids.REPLICAS
 )

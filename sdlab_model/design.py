@@ -890,7 +890,7 @@ def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
     """The residency numbers the packing decision uses, short enough for the GPU pool's node:
     how many models fit on a replica and how often a packed LRU replica finds its model, or,
     where routing by model is the placement that meets the target, how many replicas it takes."""
-    fit = f"{packing.models_fit_per_replica} of {models_hosted:,} models fit"
+    fit = f"{packing.models_fit_per_replica} of {models_hosted:,} model{_s(models_hosted)} fit"
     if packing.recommended == "model_aware" and packing.recommended_replicas is not None:
         return f"{fit} · routed by model on {packing.recommended_replicas:,} replicas, no loads"
     if math.isinf(packing.packed_p99_ms):
@@ -898,10 +898,15 @@ def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
     return f"{fit} · LRU hit {packing.packed_hit_ratio:.0%}"
 
 
+def _s(count: int) -> str:
+    """The plural ending for ``count`` things ("1 model", "2 models")."""
+    return "" if count == 1 else "s"
+
+
 def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reasons):
     """The packing decision, its reason and meter text from the residency model's numbers."""
     models = workload.models_hosted
-    fit = f"{packing.models_fit_per_replica} of {models:,} models fit in a GPU's " + (
+    fit = f"{packing.models_fit_per_replica} of {models:,} model{_s(models)} fit in a GPU's " + (
         f"{packing.accelerator_memory_gb:g} GB"
     )
     if math.isinf(packing.packed_p99_ms):

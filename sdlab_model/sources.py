@@ -229,7 +229,7 @@ FORMULAS: tuple[Formula, ...] = (
         r"\qquad a = \lambda S,\ a < c",
         "With c servers and offered load a = λS, the probability that an arriving request finds "
         "every server busy. Computed stably through the Erlang B recursion "
-        "B_k = aB_{k-1}/(k + aB_{k-1}), then C = B_c / (1 − ρ(1 − B_c)).",
+        "B(k) = a·B(k−1) / (k + a·B(k−1)), then C = B(c) / (1 − ρ(1 − B(c))).",
         "A. K. Erlang (1917); L. Kleinrock, Queueing Systems, Vol. 1 (Wiley, 1975), §3.5.",
     ),
     Formula(

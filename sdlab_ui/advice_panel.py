@@ -33,7 +33,7 @@ from sdlab_model.assessment import needs_simulation
 from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import budget, cache, state
-from sdlab_ui.figures import ms_text
+from sdlab_ui.figures import TARGET_COLOUR, ms_text
 
 _KEY = {Workload: astuple}
 
@@ -142,7 +142,7 @@ def recommendation(workload: Workload) -> Advice:
     columns[1].metric("Cost", f"{money(best.cost.usd_per_hour)}/h")
     columns[2].metric(p99_label(best), ms_text(best.p99_ms))
     # The Lab's "load" (against full-batch capacity), not its slots' busy share ("utilization").
-    columns[3].metric("Load", f"{best.utilization:.0%} of capacity")
+    columns[3].metric("Load (of capacity)", f"{best.utilization:.0%}")
     current = advice.current
     st.markdown(
         f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
@@ -236,9 +236,9 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
                 hovertemplate=_JUDGED_HOVER,
             )
         )
-    figure.add_hline(y=workload.p99_target_ms, line_dash="dash")
-    figure.update_xaxes(title_text="fleet cost ($/h)", type="log")
-    figure.update_yaxes(title_text="p99 (ms)", type="log")
+    figure.add_hline(y=workload.p99_target_ms, line_dash="dash", line_color=TARGET_COLOUR)
+    figure.update_xaxes(title_text="fleet cost ($/h)", type="log", tickformat="$~g")
+    figure.update_yaxes(title_text="p99 (ms)", type="log", dtick="D2", tickformat="~g")
     figure.update_layout(height=380, margin={"l": 10, "r": 10, "t": 10, "b": 10})
     st.plotly_chart(figure, key="advice.frontier")
 
@@ -266,7 +266,7 @@ def lever_table(workload: Workload) -> None:
         }
         for lever in found
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content")
     for comparison in cached_comparisons(workload):
         st.caption(
             f"For comparison, not a lever: {comparison.label}, {comparison.note}, would give a "

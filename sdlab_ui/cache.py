@@ -303,7 +303,7 @@ def distribution_figure(workload: Workload) -> go.Figure | None:
     )
 
 
-_SVG_SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
+_SVG_SIZE = re.compile(r'<svg width="([0-9.]+)pt" height="[^"]*"')
 _EVENT_ATTRIBUTE = re.compile(rb"on[a-z]+\s*=")
 
 
@@ -347,8 +347,13 @@ def diagram_svg(dot: str) -> str | None:
         svg = report.architecture_svg(dot)
     if svg is None or _is_unsafe_svg(svg):  # Graphviz writes none of these; refuse if it did
         return None
-    # The drawing's own size in points becomes the column's width, in proportion (viewBox).
-    svg = _SVG_SIZE.sub('<svg width="100%" style="height: auto; max-width: 100%"', svg, count=1)
+    # The column's width, in proportion (viewBox), but never under the drawing's own size: its
+    # smallest text (11 units) stays 11 px, and a narrower column (a phone) scrolls it sideways.
+    svg = _SVG_SIZE.sub(
+        lambda size: f'<svg width="100%" style="height: auto; min-width: {size.group(1)}px"',
+        svg,
+        count=1,
+    )
     # One line, and no "$": Markdown passes a one-line HTML block through untouched, and a pair
     # of dollar signs elsewhere in a page's Markdown would start a formula. (Markdown's line
     # endings are \n, \r and \r\n; a space between tags or in a text is white space alike.)

@@ -273,6 +273,7 @@ def rollout_chart(
         xaxis_title="time since the rollout began (h)",
         yaxis_title="share of live traffic (%)",
         yaxis_type="log",
+        yaxis_tickformat="~g",
         height=320,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},
@@ -296,7 +297,12 @@ def render(workload: Workload) -> None:
         detection_metric_text(first.error_detection, interval_s),
     )
     st.plotly_chart(rollout_chart(rollout, interval_s), key=KEY_PREFIX + "chart")
-    st.dataframe(rollout_table(rollout, interval_s), hide_index=True, key=KEY_PREFIX + "table")
+    st.dataframe(
+        rollout_table(rollout, interval_s),
+        hide_index=True,
+        height="content",
+        key=KEY_PREFIX + "table",
+    )
     st.caption(
         f"Time to detect: the shortest analysis window after which a {canary.TEST_DESCRIPTION} "
         f"flags the regression ({plan.baseline_error_rate:.3%} → "

@@ -73,6 +73,11 @@ def _delta_ms(a: float | None, b: float | None) -> str:
     return f"{b - a:+.3g} ms"
 
 
+def _per_million(side: Side) -> str:
+    # Over capacity the offered rate spread over the price reads as nearly free: no price.
+    return f"${side.usd_per_million:,.2f}" if math.isfinite(side.p99_ms) else "over capacity"
+
+
 def _share(value: float) -> str:
     return f"{value:.0%}" if value < 100 else f"{value:,.0f}x"
 
@@ -107,9 +112,11 @@ def rows(a: Side, b: Side, target_a_ms: float, target_b_ms: float) -> list[tuple
         ),
         (
             "Cost per 1M inferences",
-            f"${a.usd_per_million:,.2f}",
-            f"${b.usd_per_million:,.2f}",
-            f"{b.usd_per_million - a.usd_per_million:+,.2f} $",
+            _per_million(a),
+            _per_million(b),
+            f"{b.usd_per_million - a.usd_per_million:+,.2f} $"
+            if math.isfinite(a.p99_ms) and math.isfinite(b.p99_ms)
+            else "",
         ),
         ("Recommended stage", str(a.stage), str(b.stage), ""),
     ]
@@ -166,11 +173,11 @@ def section(view_b: cache.LabView, lab: state.LabState) -> None:
         st.markdown("**What B changes:**\n\n" + _table(("Input", "A", "B"), changed))
     else:
         st.caption("B is the same design as A: change an input in the sidebar to compare.")
-    left, right = st.columns(2)
-    left.markdown("**A**")
-    panels.draw_diagram(left, panels.diagram_dot(view_a.result))
-    right.markdown("**B**")
-    panels.draw_diagram(right, panels.diagram_dot(view_b.result))
+    # One above the other, each the column's width: side by side, their text drew at 7-10 px.
+    for name, view in (("A (pinned)", view_a), ("B (this lab)", view_b)):
+        column = st.container()
+        column.markdown(f"**{name}**")
+        panels.draw_diagram(column, panels.diagram_dot(view.result))
     buttons = st.columns(2)
     buttons[0].button(
         "Swap: make A the lab, pin B", key="sdlab.compare.swap", on_click=state.swap_pinned

@@ -205,7 +205,16 @@ def _hover_value(name: str, placeholder: str) -> str:
         return f"replicas %{{{placeholder}}}"
     number = "%{" + placeholder + (":,.0f}" if spec.integer else ":,.3~r}")
     unit = {"": "", "x": "x"}.get(spec.unit, f" {spec.unit}")
-    return f"{spec.label.lower()} {number}{unit}"
+    return f"{label_in_prose(spec.label)} {number}{unit}"
+
+
+def label_in_prose(label: str) -> str:
+    """An input's label inside a sentence: its first letter lower-cased, acronyms kept ("CPU
+    workers per replica", "arrival burstiness (CV)")."""
+    first = label.split(" ", 1)[0]
+    if len(first) > 1 and first.isupper():
+        return label
+    return label[:1].lower() + label[1:]
 
 
 def _where(grid: P99Grid) -> str:
@@ -666,13 +675,16 @@ def latency_distribution(
             "bottom right",
         )
     ]
-    for (label, value), dash in zip(model_p99_ms.items(), ("dot", "dashdot"), strict=False):
-        if math.isfinite(value):
-            lines.append(
-                _vertical_line(
-                    value, {"color": "#6b7280", "dash": dash}, f"{label} p99", "top left"
-                )
-            )
+    finite = sorted(
+        ((value, label) for label, value in model_p99_ms.items() if math.isfinite(value))
+    )
+    # The lower p99's label to the left of its line, the higher's to the right: never overprinted.
+    for (value, label), dash, side in zip(
+        finite, ("dot", "dashdot"), ("left", "right"), strict=False
+    ):
+        lines.append(
+            _vertical_line(value, {"color": "#6b7280", "dash": dash}, f"{label} p99", f"top {side}")
+        )
     p99_line = {
         "type": "line",
         "xref": "paper",
@@ -831,10 +843,15 @@ def error_map(
                 marker={"symbol": "square", "size": 12, "color": colour},
             )
         )
-    figure.update_xaxes(type="log", title_text="request rate (req/s)")
-    figure.update_yaxes(type="log", title_text="replicas", dtick="D2")
+    # A tick format labels every tick in full ("20", not a bare "2" between 10 and 100).
+    figure.update_xaxes(type="log", title_text="request rate (req/s)", tickformat="~s")
+    figure.update_yaxes(type="log", title_text="replicas", dtick="D2", tickformat="~g")
     figure.update_layout(
-        title={"text": error_summary(model, simulated_p99_ms).text(), "font": {"size": 12}},
+        # Two lines: on one, a half-width chart cut the summary off at its edge.
+        title={
+            "text": error_summary(model, simulated_p99_ms).text().replace(" · ", "<br>"),
+            "font": {"size": 12},
+        },
         height=560,
         font=_FONT,
         template=_TEMPLATE,

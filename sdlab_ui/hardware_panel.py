@@ -6,9 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from sdlab_model.advice.hardware import CATALOG, hardware_by_id, parse_profile_csv
+from sdlab_model.advice.search import priced_as, replica_of
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import state
+from sdlab_ui.advice_panel import money
 
 _CATALOG_KEY = "advice.catalog_choice"
 _PROFILE_KEY = "advice.profile_upload"
@@ -20,55 +22,44 @@ def catalog_pricing(workload: Workload) -> None:
     st.subheader("Price a replica from the catalog")
     st.caption(
         "On-demand list prices, each with its source and the date it was read "
-        "(docs/hardware_catalog.md). Choosing one sets the price and the slots of that kind of "
-        "replica; the model's speed stays yours (upload a measured profile below to set it)."
+        "(docs/hardware_catalog.md). A replica is as many instances as give it the slots it has "
+        "now; choosing one sets that replica's price and slots. The model's speed stays yours "
+        "(upload a measured profile below to set it)."
     )
     rows = [
         {
             "instance": h.name,
             "kind": h.kind.upper(),
             "accelerator": h.accelerator or "—",
-            "memory (GB)": h.accelerator_memory_gb,
+            "memory (GB)": f"{h.accelerator_memory_gb:g}" if h.accelerator_memory_gb else "—",
             "slots": h.slots,
             "$/h": h.usd_per_hour,
+            "a replica here": _replica_text(workload, h.id),
             "price read": h.price_date,
             "estimate": "yes" if h.is_estimate else "no",
         }
         for h in CATALOG
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content")
     choice = st.selectbox(
         "Instance type",
         [h.id for h in CATALOG],
         key=_CATALOG_KEY,
         format_func=lambda id_: (
-            f"{hardware_by_id(id_).name} · ${hardware_by_id(id_).usd_per_hour:g}/h"
+            f"{hardware_by_id(id_).name} · a replica {_replica_text(workload, id_)}"
         ),
     )
-    st.button(
-        "Use this price and slots", key="advice.use_catalog", on_click=_use_catalog, args=(choice,)
-    )
+    st.button("Use this replica", key="advice.use_catalog", on_click=_use_catalog, args=(choice,))
 
 
-def changes_for_hardware(workload: Workload, hardware_id: str) -> dict:
-    """The workload changes that price a replica as ``hardware_id`` (and give it its slots)."""
-    hardware = hardware_by_id(hardware_id)
-    if hardware.kind == "gpu":
-        return {
-            "gpu": True,
-            "gpu_usd_per_replica_hour": hardware.usd_per_hour,
-            "gpu_instances_per_replica": hardware.slots,
-        }
-    return {
-        "gpu": False,
-        "cpu_usd_per_replica_hour": hardware.usd_per_hour,
-        "cpu_workers_per_replica": hardware.slots,
-    }
+def _replica_text(workload: Workload, hardware_id: str) -> str:
+    count, usd_per_hour = replica_of(workload, hardware_by_id(hardware_id))
+    return f"{count} × ${usd_per_hour / count:g} = {money(usd_per_hour)}/h"
 
 
 def _use_catalog(hardware_id: str) -> None:
     workload = state.current().workload
-    state.load(workload.with_changes(**changes_for_hardware(workload, hardware_id)))
+    state.load(priced_as(workload, hardware_by_id(hardware_id)))
 
 
 def changes_for_profile(workload: Workload, text: str) -> tuple[dict, str]:

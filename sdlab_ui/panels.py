@@ -258,7 +258,7 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         ("Capacity", f"{rate_text(result.capacity_rps)} (load {load})"),
         ("Utilization", utilization),
         ("Replicas needed for the target", "none up to 500" if needed is None else str(needed)),
-        ("Cost", f"${cost.usd_per_hour:,.2f}/h · ${cost.usd_per_million:,.2f} per 1M"),
+        ("Cost", f"${cost.usd_per_hour:,.2f}/h · {per_million_text(cost.usd_per_million, result)}"),
     )
     table = (
         "<table><thead><tr>"
@@ -281,6 +281,16 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         )
     elif result.p50_ms is None:
         st.caption("The teaching model defines only a p99.")
+
+
+def per_million_text(usd_per_million: float, result: Assessment) -> str:
+    """'$3.97 per 1M', '<$0.01 per 1M', or no price where the fleet cannot serve the rate (the
+    offered rate spread over its price reads as nearly free)."""
+    if not result.is_stable:
+        return "no price per 1M over capacity"
+    if usd_per_million < 0.01:
+        return "<$0.01 per 1M"
+    return f"${usd_per_million:,.2f} per 1M"
 
 
 HEADLINE_CLASS = "sdlab-headline"
@@ -367,11 +377,21 @@ _LAB_STYLE_SOURCE = """<style>
 .sdlab-headline table { flex: 1 1 24rem; margin: 0; align-self: center; }
 .sdlab-diagram ~ p { font-size: 0.875rem;
   color: color-mix(in srgb, currentColor 60%, transparent); }
+.sdlab-diagram, [data-testid="stGraphVizChart"] { overflow-x: auto; }
+[data-testid="stGraphVizChart"] svg { min-width: 46rem; }
+@media (max-width: 46rem) {
+  .sdlab-diagram::before, [data-testid="stGraphVizChart"]::before {
+    content: "Swipe sideways to see the whole diagram."; display: block; position: sticky;
+    left: 0; font-size: 0.8rem; opacity: 0.7; }
+  .sdlab-headline table { font-size: 0.875rem; }
+  .sdlab-headline th, .sdlab-headline td { padding: 0.25rem 0.4rem; }
+}
 </style>"""
 """The Lab's stylesheet: the summary line's rules (``sticky_summary``), the scenario cards'
-(``cards.scenario_cards``: five buttons of equal width and height, each card's text from its top)
-and the headline numbers' (``headline``: drawn as Streamlit draws a metric, with its delta
-colours)."""
+(``cards.scenario_cards``: five buttons of equal width and height, each card's text from its top),
+the headline numbers' (``headline``: drawn as Streamlit draws a metric, with its delta
+colours) and the diagram's (never under its own size, so its text stays legible: a phone scrolls
+it sideways, with a hint)."""
 _LAB_STYLE = " ".join(_LAB_STYLE_SOURCE.split())
 """The stylesheet on one line: Streamlit dedents every Markdown text line by line on every rerun."""
 

@@ -354,7 +354,7 @@ def _decision_rows(result: Assessment) -> list[tuple[str, str, str, str, str]]:
         rows.append(
             (
                 decision.label,
-                decision.state,
+                decision.state.replace("-", " "),  # "not yet", as the page says
                 decision.text,
                 tradeoff.gain if tradeoff else "",
                 tradeoff.cost if tradeoff else "",

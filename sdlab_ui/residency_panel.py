@@ -117,12 +117,14 @@ def simulation_check(plan: ResidencyPlan) -> None:
                 }
             )
     st.markdown("**Simulated where the model is approximate**")
-    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "simulated")
+    st.dataframe(
+        rows, hide_index=True, width="stretch", height="content", key=KEY_PREFIX + "simulated"
+    )
     st.caption(
         f"These placements are outside the range where the residency model was checked against "
         f"the simulator, so the simulated p99 is the one to trust: {SIM_REQUESTS:,} requests "
         f"({RECOMMENDED_SIM_REQUESTS:,} for the recommended routed design, close to capacity) in "
-        "four replications (seed 0), each replica's LRU cache of models simulated with loads "
+        "four repeatable replications, each replica's LRU cache of models simulated with loads "
         "holding the slot that took the batch; routed by model, each request goes only to a "
         "replica that holds its model."
     )
@@ -172,7 +174,8 @@ def summary(plan: ResidencyPlan) -> None:
     st.markdown(
         f"Each GPU has **{inputs.accelerator_memory_gb:g} GB**; less the "
         f"{inputs.activation_reserve_gb:g} GB reserve, **{plan.usable_memory_gb:g} GB** hold "
-        f"weights: **{plan.models_fit_per_replica} of {workload.models_hosted:,} models** fit "
+        f"weights: **{plan.models_fit_per_replica} of {workload.models_hosted:,} "
+        f"model{'s' if workload.models_hosted != 1 else ''}** fit "
         f"on a replica at once. Loading one takes **{ms_text(load_ms)}** on average "
         f"({inputs.load_overhead_ms:g} ms fixed + the copy at {inputs.load_gb_per_s:g} GB/s)."
     )
@@ -201,7 +204,7 @@ def placements_table(plan: ResidencyPlan) -> None:
                 "accuracy": p.accuracy,
             }
         )
-    st.dataframe(rows, hide_index=True, width="stretch", key=KEY_PREFIX + "table")
+    st.dataframe(rows, hide_index=True, width="stretch", height="content", key=KEY_PREFIX + "table")
     for p in plan.placements:
         if p.p99_is_load_time and p.is_stable:
             st.warning(

@@ -13,12 +13,14 @@ the URL through ``Workload.from_strings``, the tolerant parser: anything a perso
 a valid lab plus notices, shown until the next change.
 
 Back and Forward: Streamlit pushes a browser history entry whenever the script changes the query
-parameters, and on Back or Forward reruns the script with that entry's parameters and its run
-context's ``is_history_navigation`` set. Such a run, to a URL the lab did not just write, reloads
-the state from the URL. Every other run keeps the state and writes it back: a page switch (which
-Streamlit sends with the query parameters cleared) or a rerun sent before the browser learnt the
-URL of the last change. A bare history entry is one Streamlit made in passing on a page switch,
-never a lab's (whose URL is never bare), so Back to it keeps the state too.
+parameters (the sidebar's script folds a run of quick changes, such as a slider's key steps, into
+one entry: ``copy_link_button``), and on Back or Forward reruns the script with that entry's
+parameters and its run context's ``is_history_navigation`` set. Such a run, to a URL the lab did
+not just write, reloads the state from the URL. Every other run keeps the state and writes it
+back: a page switch (which Streamlit sends with the query parameters cleared) or a rerun sent
+before the browser learnt the URL of the last change. A bare history entry is one Streamlit made
+in passing on a page switch, never a lab's (whose URL is never bare), so Back to it keeps the
+state too.
 
 A design pinned for comparison ("A", the current lab being "B") rides in the same URL: ``a=1``
 marks it and ``a.<input>=<value>`` holds each of its inputs that differs from the default
@@ -413,7 +415,8 @@ def copy_link_button() -> None:
 
     The address is read when clicked, so it is always the current one. Plain HTML and a script of
     literal text (no data of the lab or of a visitor in it); the page's own document, not an
-    iframe, so no permission policy stands between it and the clipboard.
+    iframe, so no permission policy stands between it and the clipboard. Its script also makes a
+    run of quick changes (a slider's key steps) one browser-history entry, not one each.
     """
     st.html(
         """
@@ -429,6 +432,10 @@ def copy_link_button() -> None:
   }
   .sdlab-copy-link:hover { border-color: currentColor; }
   .sdlab-copy-status { display: block; min-height: 1.2em; font-size: 0.8rem; opacity: 0.8; }
+  @media (max-width: 46rem) {
+    [data-testid="stElementContainer"]:has([data-testid="stDataFrame"])::before {
+      content: "Swipe a table sideways for more columns."; font-size: 0.8rem; opacity: 0.7; }
+  }
 </style>
 <script>
 (() => {
@@ -443,6 +450,27 @@ def copy_link_button() -> None:
     const copied = document.execCommand("copy");
     area.remove();
     return copied;
+  }
+  // One Back entry per settled change: a URL pushed after an input that came within 2.5 s of
+  // the last entry (a slider's key steps, each its own run) replaces that entry.
+  if (!history.sdlabSettles) {
+    const push = history.pushState.bind(history);
+    let pushedAt = 0, inputAt = 0;
+    for (const type of ["keydown", "pointerdown"]) {
+      addEventListener(type, () => { inputAt = Date.now(); }, true);
+    }
+    addEventListener("popstate", () => { pushedAt = 0; history.sdlabSettledAt = 0; });
+    history.pushState = (data, unused, url) => {
+      const samePage = new URL(url, location.href).pathname === location.pathname;
+      if (samePage && pushedAt && inputAt - pushedAt < 2500) {
+        history.replaceState(data, unused, url);
+      } else {
+        push(data, unused, url);
+      }
+      pushedAt = Date.now();
+      history.sdlabSettledAt = pushedAt + 2500;  // when the next change gets its own entry
+    };
+    history.sdlabSettles = true;
   }
   button.addEventListener("click", async () => {
     const link = window.location.href;

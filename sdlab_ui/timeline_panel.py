@@ -538,7 +538,7 @@ def timeline_figure(result: TimelineResult) -> go.Figure:
         4,
         1,
     )
-    figure.update_yaxes(type="log", row=3, col=1)
+    figure.update_yaxes(type="log", tickformat="~g", row=3, col=1)
     figure.update_xaxes(title_text="time (min)", row=4, col=1)
     figure.update_layout(
         height=820,
@@ -694,7 +694,7 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     figure.add_trace(
         go.Scatter(x=x, y=check.simulated_p99_ms, name="simulation", mode="lines+markers")
     )
-    figure.update_yaxes(type="log", title_text="p99 per minute (ms)")
+    figure.update_yaxes(type="log", tickformat="~g", title_text="p99 per minute (ms)")
     figure.update_xaxes(title_text="time (min)")
     figure.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, template="none")
     st.plotly_chart(figure, key="timeline.check_chart")

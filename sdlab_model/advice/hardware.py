@@ -69,6 +69,11 @@ class BatchProfile:
     source: str
     is_estimate: bool
 
+    def instances_for(self, replica_slots: int) -> int:
+        """How many of these instances make a replica of about ``replica_slots`` slots (at least
+        one, never more slots than asked): a replica's price is that many instances'."""
+        return max(1, replica_slots // self.slots)
+
     def __post_init__(self) -> None:
         sizes, latencies = self.batch_sizes, self.latency_ms
         if not isinstance(sizes, tuple) or not isinstance(latencies, tuple):
@@ -176,6 +181,11 @@ class HardwareType:
     price_source: str
     price_date: str
     is_estimate: bool
+
+    def instances_for(self, replica_slots: int) -> int:
+        """How many of these instances make a replica of about ``replica_slots`` slots (at least
+        one, never more slots than asked): a replica's price is that many instances'."""
+        return max(1, replica_slots // self.slots)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _ID_PATTERN.fullmatch(self.id):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sdlab_model.advice.cost import FleetCost, fleet_cost
+from sdlab_model.advice.hardware import HardwareType
 from sdlab_model.assessment import design_simulation, judged_p99_ms, latency, needs_simulation
 from sdlab_model.params import (
     CHOICE_BY_NAME,
@@ -210,6 +211,33 @@ def price_per_replica_hour(workload: Workload) -> float:
 def workload_cost(workload: Workload) -> FleetCost:
     """The fleet's cost at the workload's own prices."""
     return fleet_cost(workload.replicas, price_per_replica_hour(workload), workload.rate_rps)
+
+
+def replica_of(workload: Workload, hardware: HardwareType) -> tuple[int, float]:
+    """How many ``hardware`` instances make one of the workload's replicas of that kind (as many
+    as give it about the slots it has now), and that replica's price per hour: one way to price
+    a replica, the Lab's and the catalog's alike."""
+    gpu = hardware.kind == "gpu"
+    slots = workload.gpu_instances_per_replica if gpu else workload.cpu_workers_per_replica
+    count = hardware.instances_for(slots)
+    return count, count * hardware.usd_per_hour
+
+
+def priced_as(workload: Workload, hardware: HardwareType) -> Workload:
+    """``workload`` with its replicas built from ``hardware`` (``replica_of``): the kind, the
+    price and the slots of a replica of that many instances."""
+    count, usd_per_hour = replica_of(workload, hardware)
+    if hardware.kind == "gpu":
+        return workload.with_changes(
+            gpu=True,
+            gpu_usd_per_replica_hour=usd_per_hour,
+            gpu_instances_per_replica=count * hardware.slots,
+        )
+    return workload.with_changes(
+        gpu=False,
+        cpu_usd_per_replica_hour=usd_per_hour,
+        cpu_workers_per_replica=count * hardware.slots,
+    )
 
 
 def current_hardware(workload: Workload) -> HardwareOption:

@@ -133,7 +133,7 @@ class ConvergedSim:
             return f"p99 at least {low:.3g} ms (not converged)"
         if high <= low:
             return None
-        return f"95% interval {low:.3g}–{high:.3g} ms"
+        return f"95% interval {interval_ms_text(low, high)} ms"
 
     @property
     def p99_rel_half_width(self) -> float:
@@ -511,8 +511,21 @@ def _result(workload, plan, trace, analysis, reasons, spent, seed) -> ConvergedS
     )
 
 
-def _ms(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+def _ms(value: float, extra_digits: int = 0) -> str:
+    """'31.7', '1,234': three significant digits (or whole ms from 100), plus ``extra_digits``."""
+    if abs(value) >= 100:
+        return f"{value:,.{extra_digits}f}"
+    return f"{value:#.{3 + extra_digits}g}" if extra_digits else f"{value:.3g}"
+
+
+def interval_ms_text(low_ms: float, high_ms: float) -> str:
+    """'30.1–31.9': with the fewest extra digits (up to two) that tell the two ends apart, or
+    '≈31.7' where even those do not (never '31.7–31.7')."""
+    for extra_digits in (0, 1, 2):
+        low, high = _ms(low_ms, extra_digits), _ms(high_ms, extra_digits)
+        if low != high:
+            return f"{low}–{high}"
+    return f"≈{_ms(low_ms)}"
 
 
 def _note(workload, plan, analysis, interval, reasons) -> str:
@@ -537,7 +550,7 @@ def _note(workload, plan, analysis, interval, reasons) -> str:
     )
     if not reasons:
         p99 = _ms(analysis.p99_ms)
-        return f"Converged: p99 {p99} ms, 95% interval {_ms(low)}–{_ms(high)} ms. {run}"
+        return f"Converged: p99 {p99} ms, 95% interval {interval_ms_text(low, high)} ms. {run}"
     why = "; ".join(reasons)
     if math.isinf(high):
         return f"Not converged: p99 at least {_ms(low)} ms, still climbing ({why}). {run}"

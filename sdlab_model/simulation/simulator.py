@@ -515,7 +515,8 @@ def simulate(
         is_stable=True,
         note=(
             f"Simulated {replications} x {per_replication:,} requests "
-            f"(first {warmup_fraction:.0%} of each dropped as warm-up), seed {seed}."
+            f"(first {warmup_fraction:.0%} of each dropped as warm-up); the same inputs draw the "
+            "same random numbers, so a rerun repeats them."
         ),
     )
 

@@ -144,8 +144,24 @@ def test_catalog_price_sets_the_replica_kind_price_and_slots():
     assert_no_exception(app)
     workload = _workload_now(app)
     t4 = hardware_by_id("aws-g4dn-xlarge")
-    assert workload.gpu and workload.gpu_usd_per_replica_hour == t4.usd_per_hour
-    assert workload.gpu_instances_per_replica == t4.slots
+    # A replica keeps its size: as many T4 instances as it had GPU model instances.
+    count = Workload().gpu_instances_per_replica // t4.slots
+    assert workload.gpu and workload.gpu_usd_per_replica_hour == count * t4.usd_per_hour, (
+        f"a replica of {count} T4s is priced {workload.gpu_usd_per_replica_hour}"
+    )
+    assert workload.gpu_instances_per_replica == count * t4.slots, "the replica changed size"
+
+
+def test_the_catalogs_cpu_instance_prices_a_replica_as_the_lab_does():
+    app = open_app(page=ADVICE_PAGE)
+    choice = app.selectbox(key="advice.catalog_choice")
+    lab_price = Workload().cpu_usd_per_replica_hour
+    assert f"= ${lab_price:,.2f}/h" in choice.format_func(choice.value), (
+        f"the preselected CPU instance prices a replica unlike the Lab's ${lab_price}/h: "
+        f"{choice.format_func(choice.value)!r}"
+    )
+    app.button(key="advice.use_catalog").click().run()
+    assert _workload_now(app) == Workload(), "using the Lab's own CPU instance changed the lab"
 
 
 def test_default_prices_are_the_catalogs_figures():
@@ -177,3 +193,16 @@ def test_the_page_says_when_the_simulation_budget_ran_out(monkeypatch):
     assert "simulation budget" in warnings and "ran out" in warnings, f"warnings: {warnings!r}"
     labels = [m.label for m in app.metric]
     assert "p99 (simulated)" not in labels, "a design the budget did not simulate reads simulated"
+
+
+def test_the_cost_charts_target_line_is_the_target_red_on_either_theme():
+    import json
+
+    from sdlab_ui.figures import TARGET_COLOUR
+
+    app = open_app(page=ADVICE_PAGE)
+    (chart,) = app.get("plotly_chart")
+    shapes = json.loads(chart.proto.spec)["layout"]["shapes"]
+    colours = {shape["line"].get("color") for shape in shapes}
+    # Plotly's default line is the theme's text colour: black on Streamlit's near-black dark page.
+    assert colours == {TARGET_COLOUR}, f"the target line is drawn in {colours}"

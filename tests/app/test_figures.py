@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+import pytest
+
+from sdlab_ui import figures
 from sdlab_ui.figures import BREAKDOWN_PARTS, latency_breakdown_svg
 
 ROWS = [("Queueing model", 20.0, 5.0, 3.5), ("Teaching model", 20.0, 2.5, 12.0)]
@@ -53,3 +57,27 @@ def test_an_unstable_model_says_so_instead_of_a_bar_and_text_is_escaped():
     assert "unstable (∞): arrivals exceed capacity" in svg, "the unstable row says nothing"
     assert "<b>" not in svg and "&lt;b&gt;" in svg, "a label became markup"
     assert "\n" not in svg and "$" not in svg, "Markdown would not pass the SVG through as is"
+
+
+@pytest.mark.parametrize("p99s", [{"queueing": 31.0, "teaching": 30.5}, {"a": 30.5, "b": 31.0}])
+def test_the_cdfs_p99_labels_point_away_from_each_other(p99s):
+    figure = figures.latency_distribution(np.array([10.0, 40.0]), np.array([0.0, 1.0]), 100.0, p99s)
+    anchors = {a.text: (a.x, a.xanchor) for a in figure.layout.annotations if "p99" in a.text}
+    (_, low_anchor), (_, high_anchor) = sorted(anchors.values())
+    assert (low_anchor, high_anchor) == ("right", "left"), (
+        f"close p99 labels overprint: {anchors} (the lower should sit left of its line)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("label", "in_prose"),
+    [
+        ("Request rate", "request rate"),
+        ("CPU workers per replica", "CPU workers per replica"),
+        ("Arrival burstiness (CV)", "arrival burstiness (CV)"),
+    ],
+)
+def test_a_label_in_a_sentence_keeps_its_acronyms(label, in_prose):
+    assert figures.label_in_prose(label) == in_prose, (
+        f"{label!r} reads {figures.label_in_prose(label)!r}"
+    )

@@ -301,7 +301,11 @@ def test_error_map_sets_unstable_cells_apart_and_summarises():
     assert "model p99" in template and "simulated p99" in template, template
     summary = figures.error_summary(grid.p99_ms, simulated)
     assert summary.stability_disagreements == 2, summary
-    assert figure.layout.title.text == summary.text(), "the error map's title is not its summary"
+    title_lines = figure.layout.title.text.split("<br>")
+    assert " · ".join(title_lines) == summary.text(), "the error map's title is not its summary"
+    assert max(map(len, title_lines)) <= 60, (
+        f"a title line too long for a half-width chart: {title_lines}"
+    )
     assert "median" in summary.text() and "flagged" in summary.text(), summary.text()
     with_interval = figures.error_map(
         grid, simulated, np.dstack([simulated * 0.95, simulated * 1.05])

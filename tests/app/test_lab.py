@@ -27,7 +27,13 @@ from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, report
 from sdlab_ui.cards import card_key
 from sdlab_ui.figures import PRELOAD_KEY, ms_text
-from sdlab_ui.panels import BREAKDOWN_CLASS, DIAGRAM_LEGEND, DIAGRAM_OPENING, LAB_TITLE
+from sdlab_ui.panels import (
+    BREAKDOWN_CLASS,
+    DIAGRAM_LEGEND,
+    DIAGRAM_OPENING,
+    HEADLINE_CLASS,
+    LAB_TITLE,
+)
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
@@ -433,6 +439,9 @@ def test_overload_reads_unstable_infinity_in_both_models(model):
     assert headline_p99(app) == "∞", f"{model}: an unstable p99 reads {headline_p99(app)!r}"
     banner = " ".join(e.value for e in app.error)
     assert "Unstable (∞)" in banner, f"{model}: no unstable banner, errors shown: {banner!r}"
+    (headline,) = [m.value for m in app.markdown if f'class="{HEADLINE_CLASS}"' in m.value]
+    assert "$0.00 per 1M" not in headline, f"{model}: an overloaded fleet reads as nearly free"
+    assert "no price per 1M over capacity" in headline, f"{model}: no word on the price per 1M"
     if model == "teaching":
         seed_p99 = evaluate(Workload(rate_rps=500_000, replicas=2), "teaching").p99_ms
         assert f"{seed_p99:.0f} ms" in banner, (

@@ -108,3 +108,12 @@ def test_a_report_build_waits_while_the_python_lane_is_full(view):
             budget.PYTHON.release()
     assert done.wait(30.0), "the report was built once a slot was free"
     worker.join()
+
+
+def test_the_reports_write_decision_states_as_words(view, html):
+    states = {decision.state for decision in view.result.decisions}
+    assert "not-yet" in states, f"this card has no not-yet decision, so the test is void: {states}"
+    text = report.markdown_report(view, link_query="?rate_rps=25000")
+    for name, written in (("Markdown", text), ("HTML", html)):
+        assert "not-yet" not in written, f"the {name} report writes the code 'not-yet'"
+        assert "not yet" in written, f"the {name} report lost the not-yet decisions"

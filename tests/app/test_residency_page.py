@@ -146,3 +146,10 @@ def test_card_5_shows_model_aware_routing_winning_with_its_numbers_and_a_simulat
     assert routed.p99_ms_to_meet == at_need.p99_ms, "the plan's p99 at the count is another"
     expected = simulate_routed(sized, ResidencyInputs(), n_requests=RECOMMENDED_SIM_REQUESTS)
     assert shown.get(label) == ms_text(expected.p99_ms), f"{label}: {shown}"
+
+
+def test_one_model_hosted_reads_as_one_model():
+    app = open_app({**QUERY, "models_hosted": "1"}, page=RESIDENCY_PAGE)
+    assert_no_exception(app)
+    (memory,) = [m.value for m in app.markdown if "hold weights" in m.value]
+    assert "of 1 model**" in memory, f"one model is not written '1 model': {memory!r}"

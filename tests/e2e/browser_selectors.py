@@ -14,6 +14,9 @@ PLOTLY = (
     ":not(.st-key-sdlab-plotly-preload .js-plotly-plot)"
 )
 """A plotly chart on the page, but for the hidden one a session's first Lab run draws."""
+SETTLED_JS = "() => Date.now() >= (history.sdlabSettledAt ?? 0)"
+"""True once the last change has settled: the next one gets its own Back entry (a change made
+sooner replaces it, as a run of slider key steps does)."""
 IDLE_JS = (
     '() => !document.querySelector(\'[data-testid="stStatusWidget"], '
     '[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], '

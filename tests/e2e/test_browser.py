@@ -80,7 +80,8 @@ def test_clicking_a_heatmap_cell_loads_it(lab_page, server_url):
     lab_page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + 0.2 * box["height"])
     # The URL names only inputs that differ from their defaults: a loaded cell adds the rate.
     assert "rate_rps=" not in lab_page.evaluate("location.search"), "the lab is not the default"
-    lab_page.wait_for_function("() => location.search.includes('rate_rps=')", timeout=3_000)
+    # Under load a rerun can take seconds; the context's default timeout bounds the wait.
+    lab_page.wait_for_function("() => location.search.includes('rate_rps=')")
     assert lab_page.locator(EXCEPTION).count() == 0, "clicking a cell raised an exception"
 
 
@@ -93,6 +94,22 @@ def test_card_3_changes_the_recommended_shape(lab_page, server_url):
     lab_page.locator(f".st-key-lab-card-{card.id} button").click()
     lab_page.wait_for_function(f"t => ({_SHAPE_TITLE_JS})() === t", arg=expected)
     assert lab_page.locator(EXCEPTION).count() == 0, "clicking card 3 raised an exception"
+
+
+def test_a_run_of_slider_key_steps_is_one_back_entry(lab_page, server_url):
+    _open(lab_page, server_url)
+    entries = lab_page.evaluate("history.length")
+    slider = lab_page.get_by_role("slider", name="Request rate (req/s)")
+    slider.focus()
+    for _ in range(9):  # each step its own run and URL, the next one pressed when it is written
+        search = lab_page.evaluate("location.search")
+        slider.press("ArrowRight")
+        lab_page.wait_for_function("s => location.search !== s", arg=search)
+    _wait_until_idle(lab_page)
+    added = lab_page.evaluate("history.length") - entries
+    assert added == 1, f"nine key steps on a slider added {added} Back entries, not one"
+    lab_page.go_back()
+    lab_page.wait_for_function("() => !location.search.includes('rate_rps=')")
 
 
 def test_moving_the_rate_slider_changes_the_p99(lab_page, server_url):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, SETTLED_JS
 
 pytestmark = pytest.mark.e2e
 
@@ -35,6 +35,7 @@ def test_back_and_forward_move_through_lab_states(lab_page, server_url):
     slider.press("ArrowRight")  # 2 -> 3
     lab_page.wait_for_function("() => location.search === '?replicas=3'")
     lab_page.wait_for_function(IDLE_JS)
+    lab_page.wait_for_function(SETTLED_JS)  # two changes, not one run of key steps
     slider.press("ArrowRight")  # 3 -> 4
     lab_page.wait_for_function("() => location.search === '?replicas=4'")
     lab_page.wait_for_function(IDLE_JS)
@@ -63,6 +64,7 @@ def test_back_after_a_page_switch_returns_to_the_earlier_page_and_lab(lab_page, 
     lab_page.wait_for_function("() => location.pathname.endsWith('/heatmaps')")
     lab_page.wait_for_function("() => location.search === '?replicas=12'")
     lab_page.wait_for_function(IDLE_JS)
+    lab_page.wait_for_function(SETTLED_JS)
     slider = lab_page.get_by_role("slider", name="Replicas")
     slider.focus()
     slider.press("ArrowRight")  # 12 -> 13 (card 4's value) on the Heatmaps page

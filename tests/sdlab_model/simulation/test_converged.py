@@ -277,3 +277,17 @@ def test_result_is_frozen():
     assert isinstance(result, ConvergedSim)
     with pytest.raises(AttributeError):
         result.p99_ms = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("low_ms", "high_ms", "expected"),
+    [
+        (30.1, 31.9, "30.1–31.9"),
+        (31.70, 31.74, "31.70–31.74"),
+        (1234.2, 1234.4, "1,234.2–1,234.4"),
+        (31.7, 31.7000001, "≈31.7"),
+    ],
+)
+def test_an_interval_never_reads_as_the_same_number_twice(low_ms, high_ms, expected):
+    text = converged.interval_ms_text(low_ms, high_ms)
+    assert text == expected, f"the interval {low_ms}–{high_ms} ms reads {text!r}, not {expected!r}"
