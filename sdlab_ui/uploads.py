@@ -66,9 +66,14 @@ def release_this_sessions_unused() -> int:
     context = get_script_run_ctx()
     if context is None or not Runtime.exists():
         return 0
+    manager = Runtime.instance().uploaded_file_mgr
+    storage = getattr(manager, "file_storage", None)
+    # Most runs have nothing stored: reading every session value to find held files costs ms.
+    if storage is not None and not storage.get(context.session_id):
+        st.session_state.pop(_SEEN_KEY, None)
+        return 0
     held = [file.file_id for file in _held_files(st.session_state.values())]
     unheld_since = st.session_state.setdefault(_SEEN_KEY, {})
-    manager = Runtime.instance().uploaded_file_mgr
     return release_unused(manager, context.session_id, held, unheld_since, time.monotonic())
 
 
