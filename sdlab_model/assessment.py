@@ -235,9 +235,9 @@ def evaluate(
 
 
 def needs_simulation(workload: Workload, model: ModelName = "queueing") -> bool:
-    """Whether ``judge`` simulates this design: the queueing model is outside its accuracy target
-    here (or, for the replicas needed, near it), and the design is stable. Cheap: the model's
-    own result is memoized."""
+    """Whether ``judge`` simulates this design itself: the queueing model is outside its accuracy
+    target here and the design is stable (``may_simulate`` also counts the replica search).
+    Cheap: the model's own result is memoized."""
     if model != "queueing":
         return False
     result = latency(workload, model)
@@ -275,7 +275,8 @@ def design_simulation(workload: Workload) -> ConvergedSim:
     return _simulation(simulation_key(workload))
 
 
-@lru_cache(maxsize=64)
+# A few KB each (a 250-point CDF): Advice's search alone may judge up to 80 designs.
+@lru_cache(maxsize=256)
 def _simulation(key: Workload) -> ConvergedSim:
     return simulate_design(key)
 
