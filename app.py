@@ -49,20 +49,16 @@ page = st.navigation(_pages())
 # the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
 # when the page fails, so the inputs that led there can be changed.
 deferred.clear()
-try:
-    with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
-        forged.show_notice()
-        state.show_notices()
-        warmup.notice()
+# A value only a forged message sends: reset, say so, one log line (sdlab_ui/forged.py).
+with forged.recovering(), runs.slot():  # a few runs draw at a time (see sdlab_ui/runs.py)
+    forged.show_notice()
+    state.show_notices()
+    warmup.notice()
+    try:
+        page.run()
+    finally:
         try:
-            page.run()
+            state.render_sidebar()
         finally:
-            try:
-                state.render_sidebar()
-            finally:
-                deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
-                uploads.release_this_sessions_unused()  # Streamlit keeps them till the end
-except forged.FORGED_ERRORS as error:
-    if not forged.is_forged_widget_value(error):
-        raise
-    forged.recover(error)  # a value only a forged message sends: reset, say so, one log line
+            deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
+            uploads.release_this_sessions_unused()  # Streamlit keeps them till the end

@@ -437,6 +437,7 @@ class ProtocolVisitor:
         self.session, self.tally, self.wait_s = session, tally, wait_s
         self.socket: ClientConnection | None = None
         self.widgets: dict[str, Any] = {}  # label and widget key -> latest widget proto
+        self.fragments: dict[str, str] = {}  # widget id -> the fragment drawing it, if any
         self.pages: dict[str, str] = {}  # page title -> page script hash
         self.page_hash = ""
         self.query_string = ""
@@ -484,12 +485,15 @@ class ProtocolVisitor:
     async def _run(
         self, state: WidgetState | None, page_hash: str, is_result
     ) -> tuple[float, float]:
-        """Ask for a rerun; (ms until the result's delta arrived, ms until the run finished)."""
+        """Ask for a rerun; (ms until the result's delta arrived, ms until the run finished).
+
+        A widget inside a fragment reruns that fragment alone, as the browser asks."""
         message = BackMsg()
         message.rerun_script.query_string = self.query_string
         message.rerun_script.page_script_hash = page_hash
         if state is not None:
             message.rerun_script.widget_states.widgets.append(state)
+            message.rerun_script.fragment_id = self.fragments.get(state.id, "")
         started = time.perf_counter()
         await self.socket.send(message.SerializeToString())
         shown_ms = None
@@ -508,7 +512,7 @@ class ProtocolVisitor:
                 self.query_string = reply.page_info_changed.query_string
             elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 element = reply.delta.new_element
-                self._remember(element)
+                self._remember(element, reply.delta.fragment_id)
                 if shown_ms is None and is_result(element):
                     shown_ms = (time.perf_counter() - started) * 1000
             elif kind == "script_finished":
@@ -516,7 +520,7 @@ class ProtocolVisitor:
                     raise VisitError(f"protocol {self.session}: the run drew no result")
                 return shown_ms, (time.perf_counter() - started) * 1000
 
-    def _remember(self, element) -> None:
+    def _remember(self, element, fragment_id: str = "") -> None:
         kind = element.WhichOneof("type")
         if kind == "exception":
             self.tally.exception_elements += 1
@@ -525,6 +529,7 @@ class ProtocolVisitor:
         proto = getattr(element, kind)
         widget_id = getattr(proto, "id", "")
         if widget_id:
+            self.fragments[widget_id] = fragment_id
             # "$$ID-<hash>-<key>": remembered by its key too, e.g. lab.card.gpu-autoscale.
             self.widgets[widget_id.split("-", 2)[-1]] = proto
             if getattr(proto, "label", ""):
@@ -568,6 +573,7 @@ class HostileVisitor(ProtocolVisitor):
             return (await self._run(state, self.page_hash, lambda element: True))[1]
         await self.close()
         self.widgets.clear()
+        self.fragments.clear()
         await self._connect()
         self.query_string = urlencode(expensive_workload(rng, step).to_strings())
         page_hash = "" if step == "lab" else self.pages["Heatmaps"]
@@ -614,6 +620,7 @@ class PageVisitor(ProtocolVisitor):
         """A new session on page ``title`` from a URL with ``query``, as a reload is."""
         await self.close()
         self.widgets.clear()
+        self.fragments.clear()
         await self._connect()
         self.query_string = urlencode(query)
         page_hash = self.pages[title] if title != "System Design Lab" else ""
@@ -805,7 +812,7 @@ async def press(visitor: LegitPresser, loaded_all: asyncio.Barrier, args, tally)
             tally.timeouts.append(f"presser {visitor.session} never loaded: {error!s:.100}")
             loaded = False
         await loaded_all.wait()
-        turn = 0
+        turn = visitor.session  # pressers start on different buttons: both kinds get timed
         while loaded and not tally.stopping:
             await asyncio.sleep(max(2.0, think_time_s(rng, max(args.think_s, 2.0))))
             try:

@@ -17,7 +17,7 @@ import streamlit as st
 from sdlab_model.timeline import canary
 from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, state
+from sdlab_ui import budget, runs, state
 from sdlab_ui.advice_panel import money
 from sdlab_ui.figures import ms_text
 
@@ -281,6 +281,7 @@ def rollout_chart(
     return figure
 
 
+@runs.fragment
 def render(workload: Workload) -> None:
     """The canary section: inputs, the share over time, per-step numbers and what they rest on."""
     st.subheader("Canary rollout: who serves what, and how soon a regression shows")

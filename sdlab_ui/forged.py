@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -58,6 +60,18 @@ def recover(error: BaseException) -> None:
     st.session_state.clear()
     st.session_state[_NOTICE_KEY] = True
     st.rerun()
+
+
+@contextmanager
+def recovering() -> Iterator[None]:
+    """Run the block; a forged widget value raised in it is ``recover``ed from, anything else
+    raised again."""
+    try:
+        yield
+    except FORGED_ERRORS as error:
+        if not is_forged_widget_value(error):
+            raise
+        recover(error)
 
 
 def show_notice() -> None:

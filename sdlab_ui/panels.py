@@ -27,6 +27,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.assessment import Assessment
 from sdlab_model.design import packing_note
+from sdlab_model.workload import Workload
 from sdlab_ui import cache, deferred, downloads, report, runs, state
 from sdlab_ui.figures import ERROR_FLAG_PCT, ms_text, rate_text, replicas_text
 
@@ -542,18 +543,23 @@ def accuracy(view: cache.LabView, *, heading: bool = True, then: str = "") -> No
         st.markdown(text + (f"\n\n{then}" if then else ""))
         return
     st.markdown(text)
-    # Drawn (and built) only while open: a chart redrawn on every slider move costs the browser
-    # ~100 ms of CPU and the server ~9 ms, for a curve most visitors look at once.
+    _distribution(view.result.workload)
+    if then:
+        st.markdown(then)
+
+
+@runs.fragment
+def _distribution(workload: Workload) -> None:
+    """The simulated latency CDF, built and drawn only while open (a curve most visitors look
+    at once); opening it reruns this section alone."""
     panel = st.expander(
         "Simulated latency distribution (CDF)", key="lab.distribution_open", on_change="rerun"
     )
     if panel.open:
         with panel:
-            figure = cache.distribution_figure(view.result.workload)
+            figure = cache.distribution_figure(workload)
             if figure is not None:
                 st.plotly_chart(figure, key="lab.distribution")
-    if then:
-        st.markdown(then)
 
 
 def _modelled(result: Assessment):
@@ -674,6 +680,7 @@ def _on_upload() -> None:
 _VERIFIED_KEY = "sdlab.verified_grid"
 
 
+@runs.fragment
 def simulation_check(lab: state.LabState) -> None:
     """Heatmaps: on request, simulate the grid and map each cell's model error."""
     st.subheader("Verify with simulation")

@@ -18,9 +18,17 @@ waited for a result that a third was computing, and the third waited for a slot.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec
+
+import streamlit as st
+
+from sdlab_ui import forged
+
+_P = ParamSpec("_P")
 
 RUNS_AT_ONCE = 2
 """Runs drawing at once: one per core, so a run that waits on the operating system (a socket, a
@@ -55,3 +63,18 @@ def give_up() -> None:
     if holds_slot():
         _held.slot = False
         _slots.release()
+
+
+def fragment(function: Callable[_P, None]) -> Callable[_P, None]:
+    """``st.fragment``: a section a visitor's own inputs rerun without the rest of the page.
+
+    Its own reruns take a run slot, as a page run does, and treat a forged widget value as the
+    page does (``forged.recovering``); inside a page run it holds the page's slot already."""
+
+    @st.fragment
+    @functools.wraps(function)
+    def section(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        with forged.recovering(), slot():
+            function(*args, **kwargs)
+
+    return section

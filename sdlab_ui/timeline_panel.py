@@ -42,7 +42,7 @@ from sdlab_model.timeline.autoscalers import (
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, UploadedTrace
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, state
+from sdlab_ui import budget, runs, state
 from sdlab_ui.advice_panel import money
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR, ms_text
@@ -649,6 +649,7 @@ def _span_words(span, result: TimelineResult) -> str:
     )
 
 
+@runs.fragment
 def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     """On request: the same arrivals and ready fleet through the discrete-event simulator."""
     from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, check_span, coverage_note

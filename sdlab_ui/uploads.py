@@ -18,6 +18,7 @@ from collections.abc import Iterable, MutableMapping
 
 import streamlit as st
 from streamlit.runtime import Runtime
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
@@ -67,9 +68,11 @@ def release_this_sessions_unused() -> int:
     if context is None or not Runtime.exists():
         return 0
     manager = Runtime.instance().uploaded_file_mgr
-    storage = getattr(manager, "file_storage", None)
-    # Most runs have nothing stored: reading every session value to find held files costs ms.
-    if storage is not None and not storage.get(context.session_id):
+    # Only Streamlit's in-memory manager lists a session's files; most runs have none stored,
+    # and reading every session value to find the held ones costs milliseconds.
+    if not isinstance(manager, MemoryUploadedFileManager) or not manager.file_storage.get(
+        context.session_id
+    ):
         st.session_state.pop(_SEEN_KEY, None)
         return 0
     held = [file.file_id for file in _held_files(st.session_state.values())]

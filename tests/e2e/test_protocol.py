@@ -64,3 +64,57 @@ def test_the_diagram_is_sent_after_the_sidebar_so_dot_does_not_hold_it_up(server
     assert sliders and diagram > sliders[-1], (
         f"the diagram is element {diagram}, before the sidebar's last slider ({sliders[-1:]})"
     )
+
+
+def _run(socket, request: BackMsg) -> tuple[list[tuple[str, str, str, str]], ForwardMsg]:
+    """Send ``request``; every element the run sends as (type, label or text, widget id,
+    fragment id), and the run's navigation message (empty for a fragment's run)."""
+    request.rerun_script.SetInParent()
+    socket.send(request.SerializeToString())
+    sent, navigation = [], ForwardMsg()
+    while True:
+        reply = ForwardMsg()
+        reply.ParseFromString(socket.recv(timeout=RUN_TIMEOUT_S))
+        kind = reply.WhichOneof("type")
+        if kind == "script_finished":
+            return sent, navigation
+        if kind == "navigation":
+            navigation = reply
+        if kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
+            element = reply.delta.new_element
+            element_type = element.WhichOneof("type")
+            proto = getattr(element, element_type)
+            text = getattr(proto, "label", "") or getattr(proto, "body", "")
+            sent.append((element_type, text, getattr(proto, "id", ""), reply.delta.fragment_id))
+
+
+def test_the_canary_steps_rerun_the_canary_section_alone(server_url):
+    """The canary's inputs are a fragment: a new Steps text reruns that section, as a browser
+    asks, not the Timeline's charts or the sidebar (a visitor typing into it cost everyone a
+    whole page run per keystroke)."""
+    host = urlparse(server_url).netloc
+    with connect(
+        f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=server_url, max_size=None
+    ) as socket:
+        _, navigation = _run(socket, BackMsg())
+        pages = {page.page_name: page.page_script_hash for page in navigation.navigation.app_pages}
+        request = BackMsg()
+        request.rerun_script.page_script_hash = pages["Timeline"]
+        page, _ = _run(socket, request)
+        steps = next((e for e in page if e[0] == "text_input" and e[1].startswith("Steps")), None)
+        assert steps is not None, f"no Steps field on the Timeline page: {[e[:2] for e in page]}"
+        assert steps[3], "the Steps field is not drawn inside a fragment"
+        request = BackMsg()
+        request.rerun_script.page_script_hash = pages["Timeline"]
+        request.rerun_script.fragment_id = steps[3]
+        request.rerun_script.widget_states.widgets.add(id=steps[2], string_value="2, 10, 100")
+        rerun, _ = _run(socket, request)
+    kinds = [kind for kind, *_ in rerun]
+    assert "slider" not in kinds and "plotly_chart" in kinds, (
+        f"the fragment's rerun sent {kinds}: the sidebar's sliders, or no canary chart"
+    )
+    assert all(fragment == steps[3] for *_, fragment in rerun), "elements outside the fragment"
+    metrics = [text for kind, text, *_ in rerun if kind == "metric"]
+    assert any(text.endswith("at 2%") for text in metrics), (
+        f"the first of the new steps (2, 10, 100) is not in the rerun's metrics: {metrics}"
+    )

@@ -60,3 +60,53 @@ def test_the_timeline_page_renders_both_charts_and_the_canary_section(chromium_b
         assert not errors, f"the browser reported errors: {errors}"
     finally:
         context.close()
+
+
+
+def _reruns_asked(page) -> list[str]:
+    """Each rerun the page asks the server for, as it is asked: the fragment's id, or "" for a
+    whole-page run (read from the BackMsgs on the page's websocket)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    asked: list[str] = []
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes):
+            message = BackMsg()
+            message.ParseFromString(payload)
+            if message.WhichOneof("type") == "rerun_script":
+                asked.append(message.rerun_script.fragment_id)
+
+    page.on("websocket", lambda socket: socket.on("framesent", on_frame))
+    return asked
+
+
+def test_the_check_and_the_canary_rerun_as_sections_in_a_browser(chromium_browser, server_url):
+    """"Simulate this timeline" and the canary's Steps are fragments: in Chromium each asks the
+    server to rerun its own section, not the whole page, and shows its new result."""
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    asked = _reruns_asked(page)
+    try:
+        page.goto(f"{server_url}/timeline?rate_rps=300&replicas=4&tl.duration_s=120")
+        page.get_by_text("Canary rollout: who serves what").wait_for()
+        page.wait_for_function(IDLE_JS)
+        before = len(asked)
+        page.get_by_role("button", name="Simulate this timeline").click()
+        page.get_by_text("Minutes over the target").wait_for()
+        steps = page.get_by_role("textbox", name="Steps (% of live traffic)")
+        steps.fill("3, 30, 100")
+        steps.press("Enter")
+        page.get_by_text("Error-rate rise detected at 3%").wait_for()
+        page.wait_for_function(IDLE_JS)
+        pressed = asked[before:]
+        assert len(pressed) == 2 and all(pressed), (
+            f"the press and the new steps asked for {pressed} (\"\" is a whole-page run)"
+        )
+        assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
+        assert not errors, f"the browser reported errors: {errors}"
+    finally:
+        context.close()
