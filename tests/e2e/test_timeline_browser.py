@@ -62,7 +62,6 @@ def test_the_timeline_page_renders_both_charts_and_the_canary_section(chromium_b
         context.close()
 
 
-
 def _reruns_asked(page) -> list[str]:
     """Each rerun the page asks the server for, as it is asked: the fragment's id, or "" for a
     whole-page run (read from the BackMsgs on the page's websocket)."""
@@ -82,7 +81,7 @@ def _reruns_asked(page) -> list[str]:
 
 
 def test_the_check_and_the_canary_rerun_as_sections_in_a_browser(chromium_browser, server_url):
-    """"Simulate this timeline" and the canary's Steps are fragments: in Chromium each asks the
+    """ "Simulate this timeline" and the canary's Steps are fragments: in Chromium each asks the
     server to rerun its own section, not the whole page, and shows its new result."""
     context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
     context.set_default_timeout(60_000)
@@ -104,7 +103,7 @@ def test_the_check_and_the_canary_rerun_as_sections_in_a_browser(chromium_browse
         page.wait_for_function(IDLE_JS)
         pressed = asked[before:]
         assert len(pressed) == 2 and all(pressed), (
-            f"the press and the new steps asked for {pressed} (\"\" is a whole-page run)"
+            f'the press and the new steps asked for {pressed} ("" is a whole-page run)'
         )
         assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
         assert not errors, f"the browser reported errors: {errors}"
