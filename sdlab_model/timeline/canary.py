@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from collections.abc import Generator
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal
 
@@ -346,16 +347,37 @@ FIXED_COUNT = 20_000
 spread, under 0.7%, no longer moves the test's lattice)."""
 
 
+_TABLE_COUNTS = 4096
+_LOG_FACTORIAL = np.array([math.lgamma(c + 1.0) for c in range(_TABLE_COUNTS)])
+"""``ln c!`` for the counts below ``_TABLE_COUNTS``, looked up by ``_poisson_axis``."""
+
+
 def _poisson_axis(mean: float, points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Counts covering a Poisson(``mean``) to ±8 standard deviations and their probabilities."""
+    """Counts covering a Poisson(``mean``) to ±8 standard deviations and their probabilities.
+
+    Below ``_TABLE_COUNTS``, ``ln P(c) = c ln μ − μ − ln c!`` with ``ln c!`` from a table; above,
+    ``ln P(c) = (c − μ) − c·ln(1 + (c − μ)/μ) − ½ ln c − 1/(12c) + 1/(360c³)`` up to a constant
+    (Stirling's series: its next term is under 1e-20 there), whose large terms cancel before
+    rounding rather than after, so a large mean keeps its precision.
+    """
     if mean <= 0.0:
         return np.zeros(1), np.ones(1)
     spread = 8.0 * math.sqrt(mean) + 8.0
     low, high = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
     stride = max(1, math.ceil((high - low + 1) / points))
-    counts = np.arange(low, high + 1, stride, dtype=float)
-    log_factorial = np.array([math.lgamma(c + 1.0) for c in counts])
-    weights = np.exp(counts * math.log(mean) - mean - log_factorial)
+    if high < _TABLE_COUNTS:
+        whole = np.arange(low, high + 1, stride)
+        weights = np.exp(whole * math.log(mean) - mean - _LOG_FACTORIAL[whole])
+        return whole.astype(float), weights / weights.sum()
+    counts = np.arange(low, high + 1, stride, dtype=float)  # all above 3,000 here
+    inverse = 1.0 / counts
+    log_weights = (
+        (counts - mean)
+        - counts * np.log1p((counts - mean) / mean)
+        - 0.5 * np.log(counts)
+        - inverse * (1.0 / 12.0 - inverse * inverse / 360.0)
+    )
+    weights = np.exp(log_weights - log_weights.max())
     return counts, weights / weights.sum()
 
 
@@ -364,6 +386,31 @@ def _good_axis(requests: float, bad_share: float) -> tuple[np.ndarray, np.ndarra
     if requests >= FIXED_COUNT:
         return np.array([mean]), np.ones(1)
     return _poisson_axis(mean, GOOD_GRID_POINTS)
+
+
+NEGLIGIBLE_MASS = 1e-7
+"""Probability ``z_test_power`` may leave out of its sum: the least likely counts at each end of
+each of its four axes, an eighth of this at each end, so the power it gives is within this."""
+
+
+def _trimmed(weights: np.ndarray, below: np.ndarray) -> slice:
+    """The part of an axis (``below``: its probabilities' running sum) without its unlikely ends,
+    at most ``NEGLIGIBLE_MASS / 8`` at each."""
+    if weights.size == 1:
+        return slice(0, 1)
+    end_mass = NEGLIGIBLE_MASS / 8.0
+    first = int(below.searchsorted(end_mass, "right"))
+    last = int(below.searchsorted(below[-1] - end_mass, "left"))
+    return slice(first, max(first, last) + 1)
+
+
+def _kept(counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    kept = _trimmed(weights, np.cumsum(weights))
+    return counts[kept], weights[kept]
+
+
+PowerCase = tuple[float, float, float, float, float, float]
+"""``z_test_power``'s arguments, in its order: shares, rates, confidence and the window."""
 
 
 def z_test_power(
@@ -378,33 +425,101 @@ def z_test_power(
 
     Requests arrive as Poisson streams, so each version's bad and good requests in the window are
     independent Poisson counts (means ``r·T·p`` and ``r·T·(1 − p)``). The test's ``Z`` is
-    evaluated on every combination of counts (bad counts to ±8 sd; good counts likewise where a
+    evaluated on the combinations of counts (bad counts to ±8 sd; good counts likewise where a
     version has fewer than ``FIXED_COUNT`` requests, else at their mean), and the probabilities
     of the combinations that reject are added up. No normal approximation of the counts: this is
     the power of the test itself, skew and lattice included.
 
+    With bad counts ``x₁, x₀`` and good counts ``g₁, g₀`` (``n = x + g``, ``G = g₁ + g₀``,
+    ``N = n₁ + n₀``) the pooled ``Z`` is ``(x₁g₀ − x₀g₁)·√N / √(n₁n₀(x₁ + x₀)G)``, and it
+    rejects when ``x₁g₀ − x₀g₁ > 0`` and ``(x₁g₀ − x₀g₁)²·N > z₁₋α²·G·n₁·n₀·(x₁ + x₀)``. The
+    derivative of ``ln Z`` in ``x₀``, ``−g₁/(x₁g₀ − x₀g₁) + ½/N − ½/n₀ − ½/(x₁ + x₀)``, is
+    negative wherever ``Z > 0`` (``N ≥ x₁ + x₀``), so at a confidence of 50% or more
+    (``z₁₋α ≥ 0``) the baseline bad counts that reject, for given good counts and canary bad
+    count, are those below a threshold. A binary search on the baseline's axis finds it
+    (``log₂`` of the axis's length evaluations instead of all of them), and the probability
+    below it is read from the axis's running sum.
+
     Approximations: strides over long count ranges (``POWER_GRID_POINTS``, ``GOOD_GRID_POINTS``);
-    the ±8 sd truncation (mass left out below 1e-14).
+    the ±8 sd truncation (mass left out below 1e-14); the unlikely ends of each axis left out
+    (``NEGLIGIBLE_MASS``: the power is within 1e-7).
     """
+    case = (
+        baseline_share,
+        regressed_share,
+        canary_rate_rps,
+        baseline_rate_rps,
+        confidence,
+        window_s,
+    )
+    return float(z_test_powers([case])[0])
+
+
+def _power_rows(case: PowerCase) -> tuple[np.ndarray, ...]:
+    """One case's rows for ``z_test_powers``: per (canary good, baseline good, canary bad count),
+    the counts, the probability, and the baseline axis's start, stride and running sum."""
+    baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence, window_s = case
+    if not 0.5 <= confidence < 1.0:
+        raise ValueError(f"confidence={confidence!r} must be in [0.5, 1) (a one-sided test)")
     canary_n = canary_rate_rps * window_s
     baseline_n = baseline_rate_rps * window_s
-    canary_bad, canary_bad_w = _poisson_axis(canary_n * regressed_share, POWER_GRID_POINTS)
-    baseline_bad, baseline_bad_w = _poisson_axis(baseline_n * baseline_share, POWER_GRID_POINTS)
-    canary_good, canary_good_w = _good_axis(canary_n, regressed_share)
-    baseline_good, baseline_good_w = _good_axis(baseline_n, baseline_share)
-    x1, x0 = canary_bad[:, None], baseline_bad[None, :]
-    critical = _NORMAL.inv_cdf(confidence)
-    power = 0.0
-    for g1, w1 in zip(canary_good, canary_good_w, strict=True):
-        for g0, w0 in zip(baseline_good, baseline_good_w, strict=True):
-            n1, n0 = x1 + g1, x0 + g0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pooled = (x1 + x0) / (n1 + n0)
-                spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
-                z = (x1 / n1 - x0 / n0) / spread
-            rejects = np.where(np.isfinite(z), z, 0.0) > critical
-            power += w1 * w0 * float(canary_bad_w @ rejects @ baseline_bad_w)
-    return power
+    x1, x1_w = _kept(*_poisson_axis(canary_n * regressed_share, POWER_GRID_POINTS))
+    g1, g1_w = _kept(*_good_axis(canary_n, regressed_share))
+    g0, g0_w = _kept(*_good_axis(baseline_n, baseline_share))
+    x0, x0_w = _poisson_axis(baseline_n * baseline_share, POWER_GRID_POINTS)
+    below = np.cumsum(x0_w)
+    kept = _trimmed(x0_w, below)
+    x0_below = np.concatenate(([0.0], below[kept]))
+    if kept.start:
+        x0_below[1:] -= below[kept.start - 1]
+    x0 = x0[kept]
+    size = g1.size * g0.size * x1.size
+    weights = np.multiply.outer(np.multiply.outer(g1_w, g0_w), x1_w).ravel()
+    return (
+        np.tile(x1, g1.size * g0.size),
+        np.repeat(g1, size // g1.size),
+        np.tile(np.repeat(g0, x1.size), g1.size),
+        weights,
+        x0[0],
+        x0[1] - x0[0] if x0.size > 1 else 1.0,
+        x0_below,
+    )
+
+
+def z_test_powers(cases: list[PowerCase]) -> np.ndarray:
+    """``z_test_power`` of each case, all searched at once (numpy's cost per call is shared)."""
+    rows = [_power_rows(case) for case in cases]
+    counts = [len(row[0]) for row in rows]
+    x1, g1, g0, weights = (np.concatenate([row[k] for row in rows]) for k in range(4))
+    start = np.repeat([row[4] for row in rows], counts)
+    stride = np.repeat([row[5] for row in rows], counts)
+    sizes = [len(row[6]) - 1 for row in rows]
+    offset = np.repeat(np.cumsum([0] + [size + 1 for size in sizes[:-1]]), counts)
+    below = np.concatenate([row[6] for row in rows])
+    scale = np.repeat([_NORMAL.inv_cdf(case[4]) ** 2 for case in cases], counts)
+    lead = x1 * g0
+    total = x1 + g1 + g0
+    scale *= (g1 + g0) * (x1 + g1)
+    # Each row's rejecting baseline counts are a prefix of its axis: its length is found a power
+    # of two at a time, on the axis continued past its end (and cut back to it below).
+    prefix = np.zeros(x1.size, dtype=np.intp)
+    for bit in reversed(range(max(sizes).bit_length())):
+        step = 1 << bit
+        b = start + stride * (prefix + (step - 1))
+        gap = lead - b * g1
+        rejects = gap > 0.0
+        rejects &= gap * gap * (total + b) > scale * (b + g0) * (x1 + b)
+        np.add(prefix, step, out=prefix, where=rejects)
+    np.minimum(prefix, np.repeat(sizes, counts), out=prefix)
+    case_of_row = np.repeat(np.arange(len(cases)), counts)
+    return np.bincount(case_of_row, weights * below[offset + prefix], minlength=len(cases))
+
+
+DETECTION_TOLERANCE = 3e-3
+"""How closely ``detection_seconds`` pins the crossing: within this in ``ln T`` (0.3%)."""
+
+DetectionCase = tuple[float, float, float, float, float, float]
+"""``detection_seconds``'s arguments, in its order: shares, rates, confidence and power."""
 
 
 def detection_seconds(
@@ -417,23 +532,100 @@ def detection_seconds(
 ) -> float:
     """Shortest window (s) at which the one-sided two-proportion z-test reaches ``power``.
 
-    The normal approximation's time (``normal_detection_seconds``) starts a bisection in
-    ``log T`` on ``z_test_power``, the test's power summed over its counts, over a factor of four
-    either side (to 0.3%). Where small counts make the power step up and down with the window
-    (a lattice), the bisection returns one crossing of ``power``, within that roughness.
+    The normal approximation's time (``normal_detection_seconds``) starts a root search on
+    ``z_test_power``, the test's power summed over its counts, within a factor of four either
+    side. The search runs on ``s = √T`` and the power's probit ``Φ⁻¹(power)``, which the normal
+    approximation makes a straight line (``normal_power``): each step is a secant step, or a
+    step along the normal line's slope where the secant's slope is off from it by more than
+    a factor of two (lattice noise, or no second point yet), kept inside the interval known to
+    hold the crossing. It ends when a step moves ``T`` by less than a tenth of
+    ``DETECTION_TOLERANCE`` (returning that step's time), or when the crossing is held within
+    ``DETECTION_TOLERANCE`` (returning the end where the power is reached): three or four
+    evaluations of the power where it is smooth, against the eleven of a bisection to that
+    tolerance.
+
+    Where small counts make the power step up and down with the window (a lattice), the search
+    returns one crossing of ``power``, within that roughness; where the power does not cross
+    ``power`` within the factor of four, the end of that range it is nearer.
     """
+    case = (
+        baseline_share,
+        regressed_share,
+        canary_rate_rps,
+        baseline_rate_rps,
+        confidence,
+        power,
+    )
+    return detection_seconds_many([case])[0]
+
+
+def detection_seconds_many(cases: list[DetectionCase]) -> list[float]:
+    """``detection_seconds`` of each case: the searches step together, and each round's powers
+    are summed in one ``z_test_powers`` call."""
+    searches = [_crossing(*case) for case in cases]
+    results: list[float] = [math.nan] * len(cases)
+    asked = {index: next(search) for index, search in enumerate(searches)}
+    while asked:
+        indices = list(asked)
+        powers = z_test_powers([(*cases[index][:5], asked[index]) for index in indices])
+        for index, summed in zip(indices, powers, strict=True):
+            try:
+                asked[index] = searches[index].send(float(summed))
+            except StopIteration as done:
+                results[index] = done.value
+                del asked[index]
+    return results
+
+
+def _crossing(
+    baseline_share: float,
+    regressed_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    confidence: float,
+    power: float,
+) -> Generator[float, float, float]:
+    """``detection_seconds``'s search: yields the windows whose power it needs, is sent each
+    power, and returns the time."""
     start = normal_detection_seconds(
         baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence, power
     )
-    args = (baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence)
-    low, high = math.log(start / 4.0), math.log(start * 4.0)
-    while high - low > 3e-3:
-        middle = 0.5 * (low + high)
-        if z_test_power(*args, math.exp(middle)) < power:
-            low = middle
+    target = _NORMAL.inv_cdf(power)
+    p1, p0 = regressed_share, baseline_share
+    normal_slope = (p1 - p0) / math.sqrt(
+        p1 * (1.0 - p1) / canary_rate_rps + p0 * (1.0 - p0) / baseline_rate_rps
+    )
+    tolerance = 0.5 * DETECTION_TOLERANCE  # in ln s: half of ln T's
+    low, high = math.sqrt(start) / 2.0, math.sqrt(start) * 2.0  # power below target at low
+    low_known = high_known = False
+    point, previous = math.sqrt(start), None
+    for _ in range(60):
+        summed = yield point * point
+        value = _NORMAL.inv_cdf(min(max(summed, 1e-12), 1.0 - 1e-12)) - target
+        if value < 0.0:
+            low, low_known = point, True
         else:
-            high = middle
-    return math.exp(high)
+            high, high_known = point, True
+        if high_known and low_known and math.log(high / low) <= tolerance:
+            break
+        slope = normal_slope
+        if previous is not None and previous[0] != point:
+            secant = (value - previous[1]) / (point - previous[0])
+            if 0.5 * normal_slope <= secant <= 2.0 * normal_slope:
+                slope = secant
+        guess = point - value / slope
+        if not low < guess < high:
+            # Unknown ends are the range's limits: halve the way to them rather than jump there.
+            guess = (
+                math.sqrt(low * high)
+                if low_known and high_known
+                else math.sqrt(point * (high if value < 0.0 else low))
+            )
+        if abs(math.log(guess / point)) < 0.1 * tolerance:
+            return guess * guess
+        previous = (point, value)
+        point = guess
+    return high * high
 
 
 def monte_carlo_power(
@@ -588,6 +780,7 @@ def _detection(
     baseline_rate_rps: float,
     plan: CanaryPlan,
 ) -> Detection:
+    """The step's detection, its time still to find (``_timed``) unless there is no baseline."""
     if baseline_rate_rps <= 0.0:
         return Detection(
             test,
@@ -599,23 +792,39 @@ def _detection(
             False,
             "no baseline traffic left to compare with",
         )
-    seconds = detection_seconds(
-        baseline_share,
-        regressed_share,
-        canary_rate_rps,
-        baseline_rate_rps,
-        plan.confidence,
-        plan.power,
-    )
     return Detection(
-        test,
-        baseline_share,
-        regressed_share,
-        canary_rate_rps,
-        baseline_rate_rps,
-        seconds,
-        seconds <= plan.window_s,
+        test, baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, None, False
     )
+
+
+def _timed(steps: list[CanaryStep], plan: CanaryPlan) -> tuple[CanaryStep, ...]:
+    """The steps with their detection times, found together (``detection_seconds_many``)."""
+    untimed = [
+        (index, field)
+        for index, step in enumerate(steps)
+        for field in ("error_detection", "latency_detection")
+        if getattr(step, field).seconds is None and not getattr(step, field).note
+    ]
+    cases = []
+    for index, field in untimed:
+        detection = getattr(steps[index], field)
+        cases.append(
+            (
+                detection.baseline_share,
+                detection.regressed_share,
+                detection.canary_rate_rps,
+                detection.baseline_rate_rps,
+                plan.confidence,
+                plan.power,
+            )
+        )
+    timed = list(steps)
+    for (index, field), seconds in zip(untimed, detection_seconds_many(cases), strict=True):
+        detection = replace(
+            getattr(timed[index], field), seconds=seconds, within_window=seconds <= plan.window_s
+        )
+        timed[index] = replace(timed[index], **{field: detection})
+    return tuple(timed)
 
 
 def _step(workload: Workload, plan: CanaryPlan, share: float, start_s: float) -> CanaryStep:
@@ -710,4 +919,4 @@ def plan_rollout(workload: Workload, plan: CanaryPlan | None = None) -> CanaryRo
     for share in plan.step_shares:
         steps.append(_step(workload, plan, share, start_s))
         start_s += plan.window_s
-    return CanaryRollout(workload, plan, tuple(steps))
+    return CanaryRollout(workload, plan, _timed(steps, plan))
