@@ -388,7 +388,7 @@ def _good_axis(requests: float, bad_share: float) -> tuple[np.ndarray, np.ndarra
     return _poisson_axis(mean, GOOD_GRID_POINTS)
 
 
-NEGLIGIBLE_MASS = 1e-7
+NEGLIGIBLE_MASS = 1e-6
 """Probability ``z_test_power`` may leave out of its sum: the least likely counts at each end of
 each of its four axes, an eighth of this at each end, so the power it gives is within this."""
 
@@ -442,7 +442,7 @@ def z_test_power(
 
     Approximations: strides over long count ranges (``POWER_GRID_POINTS``, ``GOOD_GRID_POINTS``);
     the ±8 sd truncation (mass left out below 1e-14); the unlikely ends of each axis left out
-    (``NEGLIGIBLE_MASS``: the power is within 1e-7).
+    (``NEGLIGIBLE_MASS``: the power is within 1e-6).
     """
     case = (
         baseline_share,
@@ -500,15 +500,29 @@ def z_test_powers(cases: list[PowerCase]) -> np.ndarray:
     lead = x1 * g0
     total = x1 + g1 + g0
     scale *= (g1 + g0) * (x1 + g1)
+    pair_sum, pair_product = g0 + x1, g0 * x1  # (b + g₀)(b + x₁) = (b + g₀ + x₁)·b + g₀x₁
     # Each row's rejecting baseline counts are a prefix of its axis: its length is found a power
     # of two at a time, on the axis continued past its end (and cut back to it below).
     prefix = np.zeros(x1.size, dtype=np.intp)
+    index, rejects = np.empty_like(prefix), np.empty(x1.size, dtype=bool)
+    b, gap, left, right = (np.empty(x1.size) for _ in range(4))
     for bit in reversed(range(max(sizes).bit_length())):
         step = 1 << bit
-        b = start + stride * (prefix + (step - 1))
-        gap = lead - b * g1
-        rejects = gap > 0.0
-        rejects &= gap * gap * (total + b) > scale * (b + g0) * (x1 + b)
+        np.add(prefix, step - 1, out=index)
+        np.multiply(stride, index, out=b)
+        b += start
+        # gap·|gap|·N > scale·n₀·(x₁ + x₀): rejects only where gap > 0, the right side being ≥ 0.
+        np.multiply(b, g1, out=gap)
+        np.subtract(lead, gap, out=gap)
+        np.abs(gap, out=left)
+        left *= gap
+        np.add(total, b, out=gap)
+        left *= gap
+        np.add(b, pair_sum, out=right)
+        right *= b
+        right += pair_product
+        right *= scale
+        np.greater(left, right, out=rejects)
         np.add(prefix, step, out=prefix, where=rejects)
     np.minimum(prefix, np.repeat(sizes, counts), out=prefix)
     case_of_row = np.repeat(np.arange(len(cases)), counts)
@@ -538,11 +552,10 @@ def detection_seconds(
     approximation makes a straight line (``normal_power``): each step is a secant step, or a
     step along the normal line's slope where the secant's slope is off from it by more than
     a factor of two (lattice noise, or no second point yet), kept inside the interval known to
-    hold the crossing. It ends when a step moves ``T`` by less than a tenth of
-    ``DETECTION_TOLERANCE`` (returning that step's time), or when the crossing is held within
-    ``DETECTION_TOLERANCE`` (returning the end where the power is reached): three or four
-    evaluations of the power where it is smooth, against the eleven of a bisection to that
-    tolerance.
+    hold the crossing (a step that would move less than half the tolerance goes just past the
+    crossing instead). It ends when the crossing is held within ``DETECTION_TOLERANCE``, and
+    returns the end of that interval where the power is reached: three or four evaluations of
+    the power where it is smooth, against the ten of the bisection it replaced.
 
     Where small counts make the power step up and down with the window (a lattice), the search
     returns one crossing of ``power``, within that roughness; where the power does not cross
@@ -590,6 +603,9 @@ def _crossing(
     start = normal_detection_seconds(
         baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence, power
     )
+    if start <= 0.0:
+        # At 50% confidence and 50% power the normal time is 0: start at one bad canary request.
+        start = 1.0 / (canary_rate_rps * regressed_share)
     target = _NORMAL.inv_cdf(power)
     p1, p0 = regressed_share, baseline_share
     normal_slope = (p1 - p0) / math.sqrt(
@@ -606,7 +622,7 @@ def _crossing(
             low, low_known = point, True
         else:
             high, high_known = point, True
-        if high_known and low_known and math.log(high / low) <= tolerance:
+        if math.log(high / low) <= tolerance:  # an unknown end: the range's limit
             break
         slope = normal_slope
         if previous is not None and previous[0] != point:
@@ -621,8 +637,9 @@ def _crossing(
                 if low_known and high_known
                 else math.sqrt(point * (high if value < 0.0 else low))
             )
-        if abs(math.log(guess / point)) < 0.1 * tolerance:
-            return guess * guess
+        if abs(math.log(guess / point)) < 0.5 * tolerance:
+            # The crossing is next to this point: look just past it, to hold it within tolerance.
+            guess = point * math.exp(0.9 * tolerance if value < 0.0 else -0.9 * tolerance)
         previous = (point, value)
         point = guess
     return high * high
