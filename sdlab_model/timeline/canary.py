@@ -473,12 +473,12 @@ def _power_rows(case: PowerCase) -> tuple[np.ndarray, ...]:
     if kept.start:
         x0_below[1:] -= below[kept.start - 1]
     x0 = x0[kept]
-    size = g1.size * g0.size * x1.size
-    weights = np.multiply.outer(np.multiply.outer(g1_w, g0_w), x1_w).ravel()
+    combinations = g1.size * g0.size
+    weights = np.multiply.outer(np.multiply.outer(g1_w, g0_w).ravel(), x1_w).ravel()
     return (
-        np.tile(x1, g1.size * g0.size),
-        np.repeat(g1, size // g1.size),
-        np.tile(np.repeat(g0, x1.size), g1.size),
+        np.concatenate([x1] * combinations) if combinations > 1 else x1,
+        g1.repeat(g0.size * x1.size),
+        np.concatenate([g0.repeat(x1.size)] * g1.size) if g1.size > 1 else g0.repeat(x1.size),
         weights,
         x0[0],
         x0[1] - x0[0] if x0.size > 1 else 1.0,
