@@ -12,7 +12,7 @@ of one ``plan_rollout`` (median and least of ``--repeats``, after one warm-up ca
 largest difference between the two versions' detection times.
 
 ``--search N`` draws N random plans (10 steps, random workloads) and prints the slowest few
-with the current code: the way ``WORST`` was found (then refined by hand around it).
+with the current code (the slowest ten timed again): the way ``WORST`` was found.
 """
 
 from __future__ import annotations
@@ -38,16 +38,19 @@ from sdlab_model.workload import Workload  # noqa: E402
 BEFORE = "fc35aed"
 """The commit whose ``canary.py`` is the "before": the planner as issue 26 found it."""
 
-WORST_WORKLOAD = Workload(rate_rps=2000, replicas=20)
+WORST_WORKLOAD = Workload(rate_rps=48, replicas=72)
 WORST = CanaryPlan(
-    step_shares=(0.0097, 0.0148, 0.0224, 0.0339, 0.0514, 0.0778, 0.118, 0.1788, 0.2709, 0.4106),
-    baseline_error_rate=0.01,
-    regressed_error_rate=0.0135,
-    p99_regression=0.044,
-    confidence=0.58,
-    power=0.76,
+    step_shares=(0.0004, 0.0015, 0.0029, 0.0042, 0.0086, 0.1174, 0.1515, 0.1599, 0.2029, 0.215),
+    shadow_share=0.92,
+    baseline_error_rate=0.368,
+    regressed_error_rate=0.398,
+    p99_regression=0.021,
+    confidence=0.873,
+    power=0.97,
 )
-"""The slowest plan ``--search`` has found (random search, then refined around it)."""
+"""The slowest plan ``--search`` found in 800 random plans (seeds 1 to 3, the slowest timed again):
+ten steps at which both versions see fewer than ``FIXED_COUNT`` requests and hundreds of bad
+ones, so every power sums over good counts on both sides."""
 
 
 def old_canary():
@@ -125,6 +128,9 @@ def search(count: int, seed: int) -> None:
     for _ in range(count):
         workload, plan = random_plan(rng, steps=canary.MAX_STEPS)
         found.append((min(cpu_ms(canary, workload, plan, 2)), workload, plan))
+    found.sort(key=lambda item: -item[0])
+    # One slow run can be another process's doing: time the slowest ten again before ranking.
+    found = [(min(cpu_ms(canary, w, p, 5)), w, p) for _, w, p in found[:10]]
     found.sort(key=lambda item: -item[0])
     for spent, workload, plan in found[:5]:
         print(f"{spent:8.1f} ms  {workload.rate_rps} req/s, {workload.replicas} replicas: {plan}")

@@ -488,6 +488,8 @@ def _power_rows(case: PowerCase) -> tuple[np.ndarray, ...]:
 
 def z_test_powers(cases: list[PowerCase]) -> np.ndarray:
     """``z_test_power`` of each case, all searched at once (numpy's cost per call is shared)."""
+    if not cases:
+        return np.zeros(0)
     rows = [_power_rows(case) for case in cases]
     counts = [len(row[0]) for row in rows]
     x1, g1, g0, weights = (np.concatenate([row[k] for row in rows]) for k in range(4))
@@ -549,17 +551,21 @@ def detection_seconds(
     The normal approximation's time (``normal_detection_seconds``) starts a root search on
     ``z_test_power``, the test's power summed over its counts, within a factor of four either
     side. The search runs on ``s = √T`` and the power's probit ``Φ⁻¹(power)``, which the normal
-    approximation makes a straight line (``normal_power``): each step is a secant step, or a
-    step along the normal line's slope where the secant's slope is off from it by more than
-    a factor of two (lattice noise, or no second point yet), kept inside the interval known to
-    hold the crossing (a step that would move less than half the tolerance goes just past the
-    crossing instead). It ends when the crossing is held within ``DETECTION_TOLERANCE``, and
-    returns the end of that interval where the power is reached: three or four evaluations of
-    the power where it is smooth, against the ten of the bisection it replaced.
+    approximation makes a straight line (``normal_power``): a first step along that line's
+    slope, then secant steps, kept inside the interval known to hold the crossing (a step that
+    would move less than half the tolerance goes just past the crossing instead). It ends when
+    the crossing is held within ``DETECTION_TOLERANCE`` (0.3%), and returns the end of that
+    interval where the power is reached: three or four evaluations of the power, against ten
+    for a bisection to that tolerance.
 
-    Where small counts make the power step up and down with the window (a lattice), the search
-    returns one crossing of ``power``, within that roughness; where the power does not cross
-    ``power`` within the factor of four, the end of that range it is nearer.
+    Where small counts make the power step up and down with the window (a lattice) the crossing
+    is not one point, and the search hands over to the bisection in ``ln T`` it replaced, from
+    the same start, which returns the crossing it always has (one of several, within that
+    roughness): at fewer than ``MIN_BAD_REQUESTS`` bad canary requests after one step, elsewhere
+    when a secant's slope is off the line's by more than a factor of two or the search takes
+    more than ``SMOOTH_EVALUATIONS``. The bisection sums the power only at windows within
+    ``IMPLIED_GAP`` of those already summed (above ``MIN_BAD_REQUESTS``). Where the power does
+    not cross ``power`` within the factor of four, the end of that range it is nearer.
     """
     case = (
         baseline_share,
@@ -606,29 +612,83 @@ def _crossing(
     if start <= 0.0:
         # At 50% confidence and 50% power the normal time is 0: start at one bad canary request.
         start = 1.0 / (canary_rate_rps * regressed_share)
-    target = _NORMAL.inv_cdf(power)
+    low, high = math.log(start / 4.0), math.log(start * 4.0)
+    middle = 0.5 * (low + high)
+    summed = yield math.exp(middle)  # where both searches start
+    seen = [(math.exp(middle), summed)]
     p1, p0 = regressed_share, baseline_share
     normal_slope = (p1 - p0) / math.sqrt(
         p1 * (1.0 - p1) / canary_rate_rps + p0 * (1.0 - p0) / baseline_rate_rps
     )
+    # On a lattice one step along the line only gives the bisection a window either side.
+    lattice = canary_rate_rps * start * regressed_share < MIN_BAD_REQUESTS
+    steps = 1 if lattice else SMOOTH_EVALUATIONS
+    seconds = yield from _secant_search(seen, power, normal_slope, steps)
+    if seconds is not None and not lattice:
+        return seconds
+    while high - low > DETECTION_TOLERANCE:
+        window_s = math.exp(middle)
+        below = _implied(seen, window_s, power, IMPLIED_GAP if not lattice else math.inf)
+        if below is None:
+            summed = yield window_s
+            seen.append((window_s, summed))
+            below = summed < power
+        low, high = (middle, high) if below else (low, middle)
+        middle = 0.5 * (low + high)
+    return math.exp(high)
+
+
+IMPLIED_GAP = 1.1
+"""How far from a window whose power is summed ``detection_seconds``'s bisection takes the power
+to lie on the same side of the target without summing it. From ``MIN_BAD_REQUESTS`` bad canary
+requests on, the power steps back with the window by less than that (about 2% in ``T`` at 15
+bad requests); below, the bisection sums every window (the steps reach a factor of two)."""
+
+
+def _implied(
+    seen: list[tuple[float, float]], window_s: float, power: float, gap: float
+) -> bool | None:
+    """Whether the power at ``window_s`` is below ``power``, where that window was summed or one
+    ``gap`` times longer is below or one that much shorter reaches it; None if neither."""
+    for known_s, summed in seen:
+        if known_s == window_s:
+            return summed < power
+    if any(known_s >= window_s * gap and summed < power for known_s, summed in seen):
+        return True
+    if any(known_s * gap <= window_s and summed >= power for known_s, summed in seen):
+        return False
+    return None
+
+
+SMOOTH_EVALUATIONS = 6
+"""Evaluations after which ``_secant_search`` takes the power for rough and gives up."""
+
+
+def _secant_search(
+    seen: list[tuple[float, float]], power: float, normal_slope: float, steps: int
+) -> Generator[float, float, float | None]:
+    """The secant search of ``detection_seconds`` from the one window in ``seen`` (to which it
+    adds the windows it sums), in ``s = √T``, for up to ``steps`` steps; None where the power
+    proves rough or the steps run out."""
+    target = _NORMAL.inv_cdf(power)
     tolerance = 0.5 * DETECTION_TOLERANCE  # in ln s: half of ln T's
-    low, high = math.sqrt(start) / 2.0, math.sqrt(start) * 2.0  # power below target at low
+    point = math.sqrt(seen[0][0])
+    low, high = point / 2.0, point * 2.0  # the power is below target at low, reached at high
     low_known = high_known = False
-    point, previous = math.sqrt(start), None
-    for _ in range(60):
-        summed = yield point * point
+    summed, previous = seen[0][1], None
+    for _ in range(steps):
         value = _NORMAL.inv_cdf(min(max(summed, 1e-12), 1.0 - 1e-12)) - target
         if value < 0.0:
             low, low_known = point, True
         else:
             high, high_known = point, True
         if math.log(high / low) <= tolerance:  # an unknown end: the range's limit
-            break
+            return high * high
         slope = normal_slope
-        if previous is not None and previous[0] != point:
-            secant = (value - previous[1]) / (point - previous[0])
-            if 0.5 * normal_slope <= secant <= 2.0 * normal_slope:
-                slope = secant
+        if previous is not None:
+            slope = (value - previous[1]) / (point - previous[0])
+            if not 0.5 * normal_slope <= slope <= 2.0 * normal_slope:
+                return None  # the power steps with the window here, not along the line
         guess = point - value / slope
         if not low < guess < high:
             # Unknown ends are the range's limits: halve the way to them rather than jump there.
@@ -640,9 +700,10 @@ def _crossing(
         if abs(math.log(guess / point)) < 0.5 * tolerance:
             # The crossing is next to this point: look just past it, to hold it within tolerance.
             guess = point * math.exp(0.9 * tolerance if value < 0.0 else -0.9 * tolerance)
-        previous = (point, value)
-        point = guess
-    return high * high
+        previous, point = (point, value), guess
+        summed = yield point * point
+        seen.append((point * point, summed))
+    return None
 
 
 def monte_carlo_power(

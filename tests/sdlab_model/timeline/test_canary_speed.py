@@ -5,7 +5,9 @@
 combination of counts, and a bisection in ``ln T``. The fast power must give the same sum (up to
 ``NEGLIGIBLE_MASS``, the probability it may leave out), and the fast search the same time within
 0.5%, except where the power steps up and down with the window (a lattice) between the two
-times: there both are crossings of the same power, and the new one must be one.
+times: there both are crossings of the same power (the search hands lattices to the bisection,
+but may take a crossing before it notices, and the bisection skips windows near known ones),
+and the new time must be one.
 """
 
 from __future__ import annotations
