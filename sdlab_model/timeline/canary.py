@@ -561,11 +561,11 @@ def detection_seconds(
     Where small counts make the power step up and down with the window (a lattice) the crossing
     is not one point, and the search hands over to the bisection in ``ln T`` it replaced, from
     the same start, which returns the crossing it always has (one of several, within that
-    roughness): at fewer than ``MIN_BAD_REQUESTS`` bad canary requests after one step, elsewhere
-    when a secant's slope is off the line's by more than a factor of two or the search takes
-    more than ``SMOOTH_EVALUATIONS``. The bisection sums the power only at windows within
-    ``IMPLIED_GAP`` of those already summed (above ``MIN_BAD_REQUESTS``). Where the power does
-    not cross ``power`` within the factor of four, the end of that range it is nearer.
+    roughness): below ``MIN_BAD_REQUESTS`` bad canary requests at once, elsewhere when a
+    secant's slope is off the line's by more than a factor of two or the search takes more than
+    ``SMOOTH_EVALUATIONS``. A lattice that passes for smooth gets a crossing the search holds
+    within its tolerance, possibly another than the bisection's. Where the power does not cross
+    ``power`` within the factor of four, the end of that range it is nearer.
     """
     case = (
         baseline_share,
@@ -620,44 +620,19 @@ def _crossing(
     normal_slope = (p1 - p0) / math.sqrt(
         p1 * (1.0 - p1) / canary_rate_rps + p0 * (1.0 - p0) / baseline_rate_rps
     )
-    # On a lattice one step along the line only gives the bisection a window either side.
-    lattice = canary_rate_rps * start * regressed_share < MIN_BAD_REQUESTS
-    steps = 1 if lattice else SMOOTH_EVALUATIONS
-    seconds = yield from _secant_search(seen, power, normal_slope, steps)
-    if seconds is not None and not lattice:
-        return seconds
+    if canary_rate_rps * start * regressed_share >= MIN_BAD_REQUESTS:
+        seconds = yield from _secant_search(seen, power, normal_slope, SMOOTH_EVALUATIONS)
+        if seconds is not None:
+            return seconds
+    summed_at = dict(seen)  # the first window is the bisection's first midpoint
     while high - low > DETECTION_TOLERANCE:
         window_s = math.exp(middle)
-        below = _implied(seen, window_s, power, IMPLIED_GAP if not lattice else math.inf)
-        if below is None:
+        summed = summed_at.pop(window_s, None)
+        if summed is None:
             summed = yield window_s
-            seen.append((window_s, summed))
-            below = summed < power
-        low, high = (middle, high) if below else (low, middle)
+        low, high = (middle, high) if summed < power else (low, middle)
         middle = 0.5 * (low + high)
     return math.exp(high)
-
-
-IMPLIED_GAP = 1.1
-"""How far from a window whose power is summed ``detection_seconds``'s bisection takes the power
-to lie on the same side of the target without summing it. From ``MIN_BAD_REQUESTS`` bad canary
-requests on, the power steps back with the window by less than that (about 2% in ``T`` at 15
-bad requests); below, the bisection sums every window (the steps reach a factor of two)."""
-
-
-def _implied(
-    seen: list[tuple[float, float]], window_s: float, power: float, gap: float
-) -> bool | None:
-    """Whether the power at ``window_s`` is below ``power``, where that window was summed or one
-    ``gap`` times longer is below or one that much shorter reaches it; None if neither."""
-    for known_s, summed in seen:
-        if known_s == window_s:
-            return summed < power
-    if any(known_s >= window_s * gap and summed < power for known_s, summed in seen):
-        return True
-    if any(known_s * gap <= window_s and summed >= power for known_s, summed in seen):
-        return False
-    return None
 
 
 SMOOTH_EVALUATIONS = 6
