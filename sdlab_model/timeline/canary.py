@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from collections.abc import Generator
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal
 
@@ -346,16 +347,37 @@ FIXED_COUNT = 20_000
 spread, under 0.7%, no longer moves the test's lattice)."""
 
 
+_TABLE_COUNTS = 4096
+_LOG_FACTORIAL = np.array([math.lgamma(c + 1.0) for c in range(_TABLE_COUNTS)])
+"""``ln c!`` for the counts below ``_TABLE_COUNTS``, looked up by ``_poisson_axis``."""
+
+
 def _poisson_axis(mean: float, points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Counts covering a Poisson(``mean``) to ±8 standard deviations and their probabilities."""
+    """Counts covering a Poisson(``mean``) to ±8 standard deviations and their probabilities.
+
+    Below ``_TABLE_COUNTS``, ``ln P(c) = c ln μ − μ − ln c!`` with ``ln c!`` from a table; above,
+    ``ln P(c) = (c − μ) − c·ln(1 + (c − μ)/μ) − ½ ln c − 1/(12c) + 1/(360c³)`` up to a constant
+    (Stirling's series: its next term is under 1e-20 there), whose large terms cancel before
+    rounding rather than after, so a large mean keeps its precision.
+    """
     if mean <= 0.0:
         return np.zeros(1), np.ones(1)
     spread = 8.0 * math.sqrt(mean) + 8.0
     low, high = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
     stride = max(1, math.ceil((high - low + 1) / points))
-    counts = np.arange(low, high + 1, stride, dtype=float)
-    log_factorial = np.array([math.lgamma(c + 1.0) for c in counts])
-    weights = np.exp(counts * math.log(mean) - mean - log_factorial)
+    if high < _TABLE_COUNTS:
+        whole = np.arange(low, high + 1, stride)
+        weights = np.exp(whole * math.log(mean) - mean - _LOG_FACTORIAL[whole])
+        return whole.astype(float), weights / weights.sum()
+    counts = np.arange(low, high + 1, stride, dtype=float)  # all above 3,000 here
+    inverse = 1.0 / counts
+    log_weights = (
+        (counts - mean)
+        - counts * np.log1p((counts - mean) / mean)
+        - 0.5 * np.log(counts)
+        - inverse * (1.0 / 12.0 - inverse * inverse / 360.0)
+    )
+    weights = np.exp(log_weights - log_weights.max())
     return counts, weights / weights.sum()
 
 
@@ -364,6 +386,31 @@ def _good_axis(requests: float, bad_share: float) -> tuple[np.ndarray, np.ndarra
     if requests >= FIXED_COUNT:
         return np.array([mean]), np.ones(1)
     return _poisson_axis(mean, GOOD_GRID_POINTS)
+
+
+NEGLIGIBLE_MASS = 1e-6
+"""Probability ``z_test_power`` may leave out of its sum: the least likely counts at each end of
+each of its four axes, an eighth of this at each end, so the power it gives is within this."""
+
+
+def _trimmed(weights: np.ndarray, below: np.ndarray) -> slice:
+    """The part of an axis (``below``: its probabilities' running sum) without its unlikely ends,
+    at most ``NEGLIGIBLE_MASS / 8`` at each."""
+    if weights.size == 1:
+        return slice(0, 1)
+    end_mass = NEGLIGIBLE_MASS / 8.0
+    first = int(below.searchsorted(end_mass, "right"))
+    last = int(below.searchsorted(below[-1] - end_mass, "left"))
+    return slice(first, max(first, last) + 1)
+
+
+def _kept(counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    kept = _trimmed(weights, np.cumsum(weights))
+    return counts[kept], weights[kept]
+
+
+PowerCase = tuple[float, float, float, float, float, float]
+"""``z_test_power``'s arguments, in its order: shares, rates, confidence and the window."""
 
 
 def z_test_power(
@@ -378,33 +425,117 @@ def z_test_power(
 
     Requests arrive as Poisson streams, so each version's bad and good requests in the window are
     independent Poisson counts (means ``r·T·p`` and ``r·T·(1 − p)``). The test's ``Z`` is
-    evaluated on every combination of counts (bad counts to ±8 sd; good counts likewise where a
+    evaluated on the combinations of counts (bad counts to ±8 sd; good counts likewise where a
     version has fewer than ``FIXED_COUNT`` requests, else at their mean), and the probabilities
     of the combinations that reject are added up. No normal approximation of the counts: this is
     the power of the test itself, skew and lattice included.
 
+    With bad counts ``x₁, x₀`` and good counts ``g₁, g₀`` (``n = x + g``, ``G = g₁ + g₀``,
+    ``N = n₁ + n₀``) the pooled ``Z`` is ``(x₁g₀ − x₀g₁)·√N / √(n₁n₀(x₁ + x₀)G)``, and it
+    rejects when ``x₁g₀ − x₀g₁ > 0`` and ``(x₁g₀ − x₀g₁)²·N > z₁₋α²·G·n₁·n₀·(x₁ + x₀)``. The
+    derivative of ``ln Z`` in ``x₀``, ``−g₁/(x₁g₀ − x₀g₁) + ½/N − ½/n₀ − ½/(x₁ + x₀)``, is
+    negative wherever ``Z > 0`` (``N ≥ x₁ + x₀``), so at a confidence of 50% or more
+    (``z₁₋α ≥ 0``) the baseline bad counts that reject, for given good counts and canary bad
+    count, are those below a threshold. A binary search on the baseline's axis finds it
+    (``log₂`` of the axis's length evaluations instead of all of them), and the probability
+    below it is read from the axis's running sum.
+
     Approximations: strides over long count ranges (``POWER_GRID_POINTS``, ``GOOD_GRID_POINTS``);
-    the ±8 sd truncation (mass left out below 1e-14).
+    the ±8 sd truncation (mass left out below 1e-14); the unlikely ends of each axis left out
+    (``NEGLIGIBLE_MASS``: the power is within 1e-6).
     """
+    case = (
+        baseline_share,
+        regressed_share,
+        canary_rate_rps,
+        baseline_rate_rps,
+        confidence,
+        window_s,
+    )
+    return float(z_test_powers([case])[0])
+
+
+def _power_rows(case: PowerCase) -> tuple[np.ndarray, ...]:
+    """One case's rows for ``z_test_powers``: per (canary good, baseline good, canary bad count),
+    the counts, the probability, and the baseline axis's start, stride and running sum."""
+    baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence, window_s = case
+    if not 0.5 <= confidence < 1.0:
+        raise ValueError(f"confidence={confidence!r} must be in [0.5, 1) (a one-sided test)")
     canary_n = canary_rate_rps * window_s
     baseline_n = baseline_rate_rps * window_s
-    canary_bad, canary_bad_w = _poisson_axis(canary_n * regressed_share, POWER_GRID_POINTS)
-    baseline_bad, baseline_bad_w = _poisson_axis(baseline_n * baseline_share, POWER_GRID_POINTS)
-    canary_good, canary_good_w = _good_axis(canary_n, regressed_share)
-    baseline_good, baseline_good_w = _good_axis(baseline_n, baseline_share)
-    x1, x0 = canary_bad[:, None], baseline_bad[None, :]
-    critical = _NORMAL.inv_cdf(confidence)
-    power = 0.0
-    for g1, w1 in zip(canary_good, canary_good_w, strict=True):
-        for g0, w0 in zip(baseline_good, baseline_good_w, strict=True):
-            n1, n0 = x1 + g1, x0 + g0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pooled = (x1 + x0) / (n1 + n0)
-                spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
-                z = (x1 / n1 - x0 / n0) / spread
-            rejects = np.where(np.isfinite(z), z, 0.0) > critical
-            power += w1 * w0 * float(canary_bad_w @ rejects @ baseline_bad_w)
-    return power
+    x1, x1_w = _kept(*_poisson_axis(canary_n * regressed_share, POWER_GRID_POINTS))
+    g1, g1_w = _kept(*_good_axis(canary_n, regressed_share))
+    g0, g0_w = _kept(*_good_axis(baseline_n, baseline_share))
+    x0, x0_w = _poisson_axis(baseline_n * baseline_share, POWER_GRID_POINTS)
+    below = np.cumsum(x0_w)
+    kept = _trimmed(x0_w, below)
+    x0_below = np.concatenate(([0.0], below[kept]))
+    if kept.start:
+        x0_below[1:] -= below[kept.start - 1]
+    x0 = x0[kept]
+    combinations = g1.size * g0.size
+    weights = np.multiply.outer(np.multiply.outer(g1_w, g0_w).ravel(), x1_w).ravel()
+    return (
+        np.concatenate([x1] * combinations) if combinations > 1 else x1,
+        g1.repeat(g0.size * x1.size),
+        np.concatenate([g0.repeat(x1.size)] * g1.size) if g1.size > 1 else g0.repeat(x1.size),
+        weights,
+        x0[0],
+        x0[1] - x0[0] if x0.size > 1 else 1.0,
+        x0_below,
+    )
+
+
+def z_test_powers(cases: list[PowerCase]) -> np.ndarray:
+    """``z_test_power`` of each case, all searched at once (numpy's cost per call is shared)."""
+    if not cases:
+        return np.zeros(0)
+    rows = [_power_rows(case) for case in cases]
+    counts = [len(row[0]) for row in rows]
+    x1, g1, g0, weights = (np.concatenate([row[k] for row in rows]) for k in range(4))
+    start = np.repeat([row[4] for row in rows], counts)
+    stride = np.repeat([row[5] for row in rows], counts)
+    sizes = [len(row[6]) - 1 for row in rows]
+    offset = np.repeat(np.cumsum([0] + [size + 1 for size in sizes[:-1]]), counts)
+    below = np.concatenate([row[6] for row in rows])
+    scale = np.repeat([_NORMAL.inv_cdf(case[4]) ** 2 for case in cases], counts)
+    lead = x1 * g0
+    total = x1 + g1 + g0
+    scale *= (g1 + g0) * (x1 + g1)
+    pair_sum, pair_product = g0 + x1, g0 * x1  # (b + g₀)(b + x₁) = (b + g₀ + x₁)·b + g₀x₁
+    # Each row's rejecting baseline counts are a prefix of its axis: its length is found a power
+    # of two at a time, on the axis continued past its end (and cut back to it below).
+    prefix = np.zeros(x1.size, dtype=np.intp)
+    index, rejects = np.empty_like(prefix), np.empty(x1.size, dtype=bool)
+    b, gap, left, right = (np.empty(x1.size) for _ in range(4))
+    for bit in reversed(range(max(sizes).bit_length())):
+        step = 1 << bit
+        np.add(prefix, step - 1, out=index)
+        np.multiply(stride, index, out=b)
+        b += start
+        # gap·|gap|·N > scale·n₀·(x₁ + x₀): rejects only where gap > 0, the right side being ≥ 0.
+        np.multiply(b, g1, out=gap)
+        np.subtract(lead, gap, out=gap)
+        np.abs(gap, out=left)
+        left *= gap
+        np.add(total, b, out=gap)
+        left *= gap
+        np.add(b, pair_sum, out=right)
+        right *= b
+        right += pair_product
+        right *= scale
+        np.greater(left, right, out=rejects)
+        np.add(prefix, step, out=prefix, where=rejects)
+    np.minimum(prefix, np.repeat(sizes, counts), out=prefix)
+    case_of_row = np.repeat(np.arange(len(cases)), counts)
+    return np.bincount(case_of_row, weights * below[offset + prefix], minlength=len(cases))
+
+
+DETECTION_TOLERANCE = 3e-3
+"""How closely ``detection_seconds`` pins the crossing: within this in ``ln T`` (0.3%)."""
+
+DetectionCase = tuple[float, float, float, float, float, float]
+"""``detection_seconds``'s arguments, in its order: shares, rates, confidence and power."""
 
 
 def detection_seconds(
@@ -417,23 +548,137 @@ def detection_seconds(
 ) -> float:
     """Shortest window (s) at which the one-sided two-proportion z-test reaches ``power``.
 
-    The normal approximation's time (``normal_detection_seconds``) starts a bisection in
-    ``log T`` on ``z_test_power``, the test's power summed over its counts, over a factor of four
-    either side (to 0.3%). Where small counts make the power step up and down with the window
-    (a lattice), the bisection returns one crossing of ``power``, within that roughness.
+    The normal approximation's time (``normal_detection_seconds``) starts a root search on
+    ``z_test_power``, the test's power summed over its counts, within a factor of four either
+    side. The search runs on ``s = √T`` and the power's probit ``Φ⁻¹(power)``, which the normal
+    approximation makes a straight line (``normal_power``): a first step along that line's
+    slope, then secant steps, kept inside the interval known to hold the crossing (a step that
+    would move less than half the tolerance goes just past the crossing instead). It ends when
+    the crossing is held within ``DETECTION_TOLERANCE`` (0.3%), and returns the end of that
+    interval where the power is reached: three or four evaluations of the power, against ten
+    for a bisection to that tolerance.
+
+    Where small counts make the power step up and down with the window (a lattice) the crossing
+    is not one point, and the search hands over to the bisection in ``ln T`` it replaced, from
+    the same start, which returns the crossing it always has (one of several, within that
+    roughness): below ``MIN_BAD_REQUESTS`` bad canary requests at once, elsewhere when a
+    secant's slope is off the line's by more than a factor of two or the search takes more than
+    ``SMOOTH_EVALUATIONS``. A lattice that passes for smooth gets a crossing the search holds
+    within its tolerance, possibly another than the bisection's. Where the power does not cross
+    ``power`` within the factor of four, the end of that range it is nearer.
     """
+    case = (
+        baseline_share,
+        regressed_share,
+        canary_rate_rps,
+        baseline_rate_rps,
+        confidence,
+        power,
+    )
+    return detection_seconds_many([case])[0]
+
+
+def detection_seconds_many(cases: list[DetectionCase]) -> list[float]:
+    """``detection_seconds`` of each case: the searches step together, and each round's powers
+    are summed in one ``z_test_powers`` call."""
+    searches = [_crossing(*case) for case in cases]
+    results: list[float] = [math.nan] * len(cases)
+    asked = {index: next(search) for index, search in enumerate(searches)}
+    while asked:
+        indices = list(asked)
+        powers = z_test_powers([(*cases[index][:5], asked[index]) for index in indices])
+        for index, summed in zip(indices, powers, strict=True):
+            try:
+                asked[index] = searches[index].send(float(summed))
+            except StopIteration as done:
+                results[index] = done.value
+                del asked[index]
+    return results
+
+
+def _crossing(
+    baseline_share: float,
+    regressed_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    confidence: float,
+    power: float,
+) -> Generator[float, float, float]:
+    """``detection_seconds``'s search: yields the windows whose power it needs, is sent each
+    power, and returns the time."""
     start = normal_detection_seconds(
         baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence, power
     )
-    args = (baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, confidence)
+    if start <= 0.0:
+        # At 50% confidence and 50% power the normal time is 0: start at one bad canary request.
+        start = 1.0 / (canary_rate_rps * regressed_share)
     low, high = math.log(start / 4.0), math.log(start * 4.0)
-    while high - low > 3e-3:
+    middle = 0.5 * (low + high)
+    summed = yield math.exp(middle)  # where both searches start
+    seen = [(math.exp(middle), summed)]
+    p1, p0 = regressed_share, baseline_share
+    normal_slope = (p1 - p0) / math.sqrt(
+        p1 * (1.0 - p1) / canary_rate_rps + p0 * (1.0 - p0) / baseline_rate_rps
+    )
+    if canary_rate_rps * start * regressed_share >= MIN_BAD_REQUESTS:
+        seconds = yield from _secant_search(seen, power, normal_slope, SMOOTH_EVALUATIONS)
+        if seconds is not None:
+            return seconds
+    summed_at = dict(seen)  # the first window is the bisection's first midpoint
+    while high - low > DETECTION_TOLERANCE:
+        window_s = math.exp(middle)
+        summed = summed_at.pop(window_s, None)
+        if summed is None:
+            summed = yield window_s
+        low, high = (middle, high) if summed < power else (low, middle)
         middle = 0.5 * (low + high)
-        if z_test_power(*args, math.exp(middle)) < power:
-            low = middle
-        else:
-            high = middle
     return math.exp(high)
+
+
+SMOOTH_EVALUATIONS = 6
+"""Evaluations after which ``_secant_search`` takes the power for rough and gives up."""
+
+
+def _secant_search(
+    seen: list[tuple[float, float]], power: float, normal_slope: float, steps: int
+) -> Generator[float, float, float | None]:
+    """The secant search of ``detection_seconds`` from the one window in ``seen`` (to which it
+    adds the windows it sums), in ``s = √T``, for up to ``steps`` steps; None where the power
+    proves rough or the steps run out."""
+    target = _NORMAL.inv_cdf(power)
+    tolerance = 0.5 * DETECTION_TOLERANCE  # in ln s: half of ln T's
+    point = math.sqrt(seen[0][0])
+    low, high = point / 2.0, point * 2.0  # the power is below target at low, reached at high
+    low_known = high_known = False
+    summed, previous = seen[0][1], None
+    for _ in range(steps):
+        value = _NORMAL.inv_cdf(min(max(summed, 1e-12), 1.0 - 1e-12)) - target
+        if value < 0.0:
+            low, low_known = point, True
+        else:
+            high, high_known = point, True
+        if math.log(high / low) <= tolerance:  # an unknown end: the range's limit
+            return high * high
+        slope = normal_slope
+        if previous is not None:
+            slope = (value - previous[1]) / (point - previous[0])
+            if not 0.5 * normal_slope <= slope <= 2.0 * normal_slope:
+                return None  # the power steps with the window here, not along the line
+        guess = point - value / slope
+        if not low < guess < high:
+            # Unknown ends are the range's limits: halve the way to them rather than jump there.
+            guess = (
+                math.sqrt(low * high)
+                if low_known and high_known
+                else math.sqrt(point * (high if value < 0.0 else low))
+            )
+        if abs(math.log(guess / point)) < 0.5 * tolerance:
+            # The crossing is next to this point: look just past it, to hold it within tolerance.
+            guess = point * math.exp(0.9 * tolerance if value < 0.0 else -0.9 * tolerance)
+        previous, point = (point, value), guess
+        summed = yield point * point
+        seen.append((point * point, summed))
+    return None
 
 
 def monte_carlo_power(
@@ -588,6 +833,7 @@ def _detection(
     baseline_rate_rps: float,
     plan: CanaryPlan,
 ) -> Detection:
+    """The step's detection, its time still to find (``_timed``) unless there is no baseline."""
     if baseline_rate_rps <= 0.0:
         return Detection(
             test,
@@ -599,23 +845,39 @@ def _detection(
             False,
             "no baseline traffic left to compare with",
         )
-    seconds = detection_seconds(
-        baseline_share,
-        regressed_share,
-        canary_rate_rps,
-        baseline_rate_rps,
-        plan.confidence,
-        plan.power,
-    )
     return Detection(
-        test,
-        baseline_share,
-        regressed_share,
-        canary_rate_rps,
-        baseline_rate_rps,
-        seconds,
-        seconds <= plan.window_s,
+        test, baseline_share, regressed_share, canary_rate_rps, baseline_rate_rps, None, False
     )
+
+
+def _timed(steps: list[CanaryStep], plan: CanaryPlan) -> tuple[CanaryStep, ...]:
+    """The steps with their detection times, found together (``detection_seconds_many``)."""
+    untimed = [
+        (index, field)
+        for index, step in enumerate(steps)
+        for field in ("error_detection", "latency_detection")
+        if getattr(step, field).seconds is None and not getattr(step, field).note
+    ]
+    cases = []
+    for index, field in untimed:
+        detection = getattr(steps[index], field)
+        cases.append(
+            (
+                detection.baseline_share,
+                detection.regressed_share,
+                detection.canary_rate_rps,
+                detection.baseline_rate_rps,
+                plan.confidence,
+                plan.power,
+            )
+        )
+    timed = list(steps)
+    for (index, field), seconds in zip(untimed, detection_seconds_many(cases), strict=True):
+        detection = replace(
+            getattr(timed[index], field), seconds=seconds, within_window=seconds <= plan.window_s
+        )
+        timed[index] = replace(timed[index], **{field: detection})
+    return tuple(timed)
 
 
 def _step(workload: Workload, plan: CanaryPlan, share: float, start_s: float) -> CanaryStep:
@@ -710,4 +972,4 @@ def plan_rollout(workload: Workload, plan: CanaryPlan | None = None) -> CanaryRo
     for share in plan.step_shares:
         steps.append(_step(workload, plan, share, start_s))
         start_s += plan.window_s
-    return CanaryRollout(workload, plan, tuple(steps))
+    return CanaryRollout(workload, plan, _timed(steps, plan))
