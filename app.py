@@ -8,7 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import deferred, forged, runs, sockets, state, uploads, warmup
+from sdlab_ui import forged, state, uploads
+from sdlab_ui.server import deferred, runs, sockets, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -50,7 +51,7 @@ page = st.navigation(_pages())
 # when the page fails, so the inputs that led there can be changed.
 deferred.clear()
 try:
-    with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/runs.py)
+    with runs.slot():  # a few runs draw at a time, in turn (see sdlab_ui/server/runs.py)
         forged.show_notice()
         state.show_notices()
         warmup.notice()

@@ -1083,7 +1083,8 @@ finally:
 _BARE_LAB = """
 import streamlit as st
 from sdlab_model.assessment import evaluate
-from sdlab_ui import cards, state
+from sdlab_ui import state
+from sdlab_ui.lab import cards
 from sdlab_ui.figures import ms_text
 
 lab = state.current()

@@ -40,9 +40,11 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, figures, grids, report, runs
+from sdlab_ui import figures, grids, report
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
+from sdlab_ui.server import budget, runs
+
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
 # seven cached calls. Two workloads with equal fields are equal, so the key is as exact.
 _KEY = {Workload: astuple, ResidencyInputs: astuple}

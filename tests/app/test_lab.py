@@ -25,9 +25,9 @@ from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, report
-from sdlab_ui.cards import card_key
 from sdlab_ui.figures import PRELOAD_KEY, ms_text
-from sdlab_ui.panels import (
+from sdlab_ui.lab.cards import card_key
+from sdlab_ui.lab.sections import (
     BREAKDOWN_CLASS,
     DIAGRAM_LEGEND,
     DIAGRAM_OPENING,
@@ -157,7 +157,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
     is exact or validated, the page runs one only when the visitor turns the check on."""
     from sdlab_model.simulation.summary import simulation_key
     from sdlab_ui import cache
-    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+    from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
     calls: list[Workload] = []
     simulate = cache.design_simulation
@@ -177,7 +177,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
 
 
 def test_latency_cdf_is_drawn_once_its_panel_is_open():
-    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+    from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
     app = open_app()
     app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
@@ -331,7 +331,7 @@ def test_walkthrough_asks_for_a_prediction_before_it_loads_the_card(lab):
 
 
 def test_a_forged_prediction_past_the_fields_limit_is_echoed_cut(lab):
-    from sdlab_ui.cards import PREDICTION_MAX_CHARS
+    from sdlab_ui.lab.cards import PREDICTION_MAX_CHARS
 
     lab.button(key="lab.walk.start").click().run()
     lab.text_input(key="lab.walk.prediction").set_value("[x](https://e.test) " * 50_000).run()

@@ -16,7 +16,7 @@ from sdlab_model.residency.simulated import simulate_packed, simulate_routed
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
 from sdlab_ui.figures import ms_text
-from sdlab_ui.residency_panel import RECOMMENDED_SIM_REQUESTS, SIM_REQUESTS, money
+from sdlab_ui.residency.sections import RECOMMENDED_SIM_REQUESTS, SIM_REQUESTS, money
 from sdlab_ui.state import widget_key
 
 RESIDENCY_PAGE = "app_pages/residency.py"

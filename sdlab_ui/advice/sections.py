@@ -32,8 +32,9 @@ from sdlab_model.advice.search import (
 from sdlab_model.assessment import needs_simulation
 from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, cache, state
+from sdlab_ui import cache, state
 from sdlab_ui.figures import TARGET_COLOUR, ms_text
+from sdlab_ui.server import budget
 
 _KEY = {Workload: astuple}
 
