@@ -4,8 +4,9 @@ import functools
 
 import streamlit as st
 
+from sdlab_model import grids
 from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_ui import cache, figures, grids, state
+from sdlab_ui import cache, figures, state
 from sdlab_ui.heatmaps import controls, verify
 
 lab = state.current()

@@ -28,6 +28,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from sdlab_model import grids
 from sdlab_model.assessment import (
     Assessment,
     ModelName,
@@ -40,7 +41,7 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
-from sdlab_ui import figures, grids, report
+from sdlab_ui import figures, report
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
 from sdlab_ui.server import budget, runs

@@ -21,8 +21,8 @@ import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 from sdlab_model.design import STAGES
+from sdlab_model.grids import P99Grid
 from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_ui.grids import P99Grid
 
 STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
 

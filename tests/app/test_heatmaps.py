@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 from apptest_helpers import HEATMAPS_PAGE, assert_no_exception, open_app, sidebar_value
 
+from sdlab_model.grids import rate_axis, replica_axis
 from sdlab_model.params import CHOICE_BY_NAME
-from sdlab_ui.grids import rate_axis, replica_axis
 
 
 def test_heatmaps_render_with_csv():
@@ -71,7 +71,7 @@ def test_grid_csv_has_every_cell_and_marks_unstable_ones():
     import io
 
     from sdlab_model import Workload
-    from sdlab_ui.grids import compute_grid, grid_csv
+    from sdlab_model.grids import compute_grid, grid_csv
 
     grid = compute_grid(Workload(), "queueing", rate_cells=12, replica_cells=8)
     lines = io.StringIO(grid_csv(grid))
@@ -88,8 +88,8 @@ def test_heatmap_hover_data_are_the_grid_in_numbers():
     array on the wire), not a label per cell, and they are the grid's own values."""
     import numpy as np
 
-    from sdlab_model import Workload
-    from sdlab_ui import figures, grids
+    from sdlab_model import Workload, grids
+    from sdlab_ui import figures
 
     grid = grids.compute_grid(
         Workload(rate_rps=20_000), "queueing", rate_cells=24, replica_cells=16
@@ -110,8 +110,8 @@ def test_heatmap_hover_data_are_the_grid_in_numbers():
 def test_small_multiples_hover_gives_each_cell_its_p99():
     import numpy as np
 
-    from sdlab_model import Workload
-    from sdlab_ui import figures, grids
+    from sdlab_model import Workload, grids
+    from sdlab_ui import figures
 
     panels = [
         grids.compute_grid(Workload(rate_rps=20_000, gpu=gpu), "queueing", 24, 16)
@@ -188,8 +188,7 @@ def _assert_no_nan_on_hover(figure, what: str) -> None:
 
 
 def _small_grid(**changes):
-    from sdlab_model import Workload
-    from sdlab_ui import grids
+    from sdlab_model import Workload, grids
 
     return grids.compute_grid(Workload(rate_rps=20_000, **changes), "queueing", 24, 16)
 
@@ -446,7 +445,7 @@ def test_grid_csv_names_its_scenario_and_reads_back_with_pandas():
     import pandas as pd
 
     from sdlab_model import Workload
-    from sdlab_ui.grids import compute_axes_grid, grid_csv
+    from sdlab_model.grids import compute_axes_grid, grid_csv
 
     workload = Workload(lb_policy="least_request", model_latency_ms=33.0, models_hosted=3)
     grid = compute_axes_grid(workload, "queueing", "model_latency_ms", "replicas", 6, 5)
