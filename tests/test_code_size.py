@@ -19,9 +19,7 @@ KERNEL_COMPILERS = frozenset({"njit", "jit", "_compile", "compile_kernel"})
 compiled loop reads best as one piece, its numpy twin beside it in the tests."""
 
 LONG_UI_MODULES = {
-    "sdlab_ui/cache.py": "cached pure functions for every page; split by the sdlab_ui rebuild",
     "sdlab_ui/figures.py": "every figure of every page; split by the sdlab_ui rebuild",
-    "sdlab_ui/lab/sections.py": "the Lab's sections and shared machinery; split by the rebuild",
     "sdlab_ui/state.py": "URL codec, session store and sidebar; split by the sdlab_ui rebuild",
     "sdlab_ui/timeline/sections.py": "a second input-spec system; goes with the sdlab_ui rebuild",
 }

@@ -24,16 +24,13 @@ from sdlab_model.design import packing_note
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
-from sdlab_ui import cache, report
+from sdlab_ui import cache, diagram, report
+from sdlab_ui.diagram import DIAGRAM_LEGEND, DIAGRAM_OPENING
 from sdlab_ui.figures import PRELOAD_KEY, ms_text
 from sdlab_ui.lab.cards import card_key
-from sdlab_ui.lab.sections import (
-    BREAKDOWN_CLASS,
-    DIAGRAM_LEGEND,
-    DIAGRAM_OPENING,
-    HEADLINE_CLASS,
-    LAB_TITLE,
-)
+from sdlab_ui.lab.headline import HEADLINE_CLASS
+from sdlab_ui.lab.sections import BREAKDOWN_CLASS
+from sdlab_ui.lab.style import LAB_TITLE
 from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
 
 _CARD_FIELDS = (
@@ -111,8 +108,10 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_a_diagram_drawn_before_is_drawn_at_once_without_a_worker(monkeypatch):
     later = []
-    original = cache.diagram_svg_later
-    monkeypatch.setattr(cache, "diagram_svg_later", lambda dot: later.append(dot) or original(dot))
+    original = diagram.diagram_svg_later
+    monkeypatch.setattr(
+        diagram, "diagram_svg_later", lambda dot: later.append(dot) or original(dot)
+    )
     first = open_app({"rate_rps": "2468"})
     assert len(later) == 1, f"a new diagram went to the worker {len(later)} times"
     second = open_app({"rate_rps": "2468"})  # another visitor, the same lab
@@ -125,7 +124,7 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
     if missing == "no dot":
         monkeypatch.setattr(report, "dot_available", lambda: False)
-    cache.diagram_svg.cache_clear()
+    diagram.diagram_svg.cache_clear()
     app = open_app({"rate_rps": "1234"})
     assert_no_exception(app)
     charts = app.get("graphviz_chart")
@@ -134,7 +133,7 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     assert not [m for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)], "an SVG was drawn"
     legends = [c for c in app.main.caption if c.value == DIAGRAM_LEGEND]
     assert len(legends) == 1, f"{len(legends)} legends under the browser-drawn diagram"
-    cache.diagram_svg.cache_clear()
+    diagram.diagram_svg.cache_clear()
 
 
 def test_a_sessions_first_run_alone_preloads_plotly_in_a_hidden_chart():
@@ -156,7 +155,6 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
     """A simulation was most of a fresh rerun's server time (issue 13): where the queueing model
     is exact or validated, the page runs one only when the visitor turns the check on."""
     from sdlab_model.simulation.summary import simulation_key
-    from sdlab_ui import cache
     from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
     calls: list[Workload] = []

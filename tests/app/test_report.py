@@ -7,7 +7,7 @@ import re
 import pytest
 
 from sdlab_model import SCENARIOS
-from sdlab_ui import cache, report
+from sdlab_ui import cache, diagram, report
 from sdlab_ui.lab import sections
 from sdlab_ui.state import link_query
 
@@ -52,7 +52,7 @@ def test_the_html_report_carries_the_design(html, view):
 
 
 def test_without_graphviz_the_report_gives_the_diagrams_source(view):
-    dot = sections.diagram_dot(view.result)
+    dot = diagram.diagram_dot(view.result)
     page = report.html_report(view, heatmap=None, dot=dot, svg=None, link_query="")
     assert "Graphviz is not installed" in page, "no note that the diagram is missing"
     assert "<pre>digraph" in page, "the DOT source is missing"
