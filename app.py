@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import forged, state, uploads
+from sdlab_ui import forged, sidebar, state, uploads
 from sdlab_ui.server import deferred, runs, sockets, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
@@ -59,7 +59,7 @@ try:
             page.run()
         finally:
             try:
-                state.render_sidebar()
+                sidebar.render()
             finally:
                 deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
                 uploads.release_this_sessions_unused()  # Streamlit keeps them till the end

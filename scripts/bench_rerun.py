@@ -60,7 +60,7 @@ _BARE_APP = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
-from sdlab_ui import state
+from sdlab_ui import sidebar, state
 
 st.set_page_config(page_title="bare", layout="wide")
 page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
@@ -68,7 +68,7 @@ state.show_notices()
 try:
     page.run()
 finally:
-    state.render_sidebar()
+    sidebar.render()
 """
 
 _BARE_PAGE = """

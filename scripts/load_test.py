@@ -1067,7 +1067,7 @@ _BARE_APP = """
 import sys
 sys.path.insert(0, {root!r})
 import streamlit as st
-from sdlab_ui import state
+from sdlab_ui import sidebar, state
 
 st.set_page_config(page_title="sdlab bare baseline", layout="wide")
 page = st.navigation([
@@ -1078,7 +1078,7 @@ state.show_notices()
 try:
     page.run()
 finally:
-    state.render_sidebar()
+    sidebar.render()
 """
 _BARE_LAB = """
 import streamlit as st

@@ -20,7 +20,6 @@ compiled loop reads best as one piece, its numpy twin beside it in the tests."""
 
 LONG_UI_MODULES = {
     "sdlab_ui/figures.py": "every figure of every page; split by the sdlab_ui rebuild",
-    "sdlab_ui/state.py": "URL codec, session store and sidebar; split by the sdlab_ui rebuild",
     "sdlab_ui/timeline/sections.py": "a second input-spec system; goes with the sdlab_ui rebuild",
 }
 """Module -> why it is over ``MAX_UI_MODULE_LINES`` today."""

@@ -20,7 +20,7 @@ from sdlab_model.architecture import (
     path_text,
 )
 from sdlab_model.assessment import Assessment
-from sdlab_ui import cache, diagram, downloads, report, state
+from sdlab_ui import cache, diagram, downloads, report, state, url
 from sdlab_ui.figures import ms_text
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
@@ -207,7 +207,7 @@ def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
     # columns were four.
     row = st.container(horizontal=True)
     workload, model = view.result.workload, view.result.model
-    link_query = state.link_query(workload, model)
+    link_query = url.link_query(workload, model)
     row.download_button(
         "Download report (HTML, opens offline)",
         functools.partial(_html_report, view, link_query),

@@ -16,7 +16,7 @@ from sdlab_model.advice.search import advise, breaking_points, levers
 from sdlab_model.assessment import judge
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
-from sdlab_ui.state import url_params
+from sdlab_ui.url import url_params
 
 
 def test_advice_page_shows_the_judged_recommendation_and_uses_it_on_click():

@@ -495,7 +495,7 @@ def test_with_the_target_as_an_axis_the_page_draws_each_columns_line_and_frontie
     import itertools
 
     from sdlab_model.scenarios import SCENARIO_BY_ID
-    from sdlab_ui.state import url_params
+    from sdlab_ui.url import url_params
 
     card = SCENARIO_BY_ID["multi-model-scale"].workload()
     app = open_app(url_params(card, "queueing"), page=HEATMAPS_PAGE)

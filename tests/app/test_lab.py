@@ -31,7 +31,8 @@ from sdlab_ui.lab.cards import card_key
 from sdlab_ui.lab.headline import HEADLINE_CLASS
 from sdlab_ui.lab.sections import BREAKDOWN_CLASS
 from sdlab_ui.lab.style import LAB_TITLE
-from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
+from sdlab_ui.sidebar import ADVANCED_TOGGLE_KEY, widget_key
+from sdlab_ui.url import url_params
 
 _CARD_FIELDS = (
     "rate_rps",

@@ -9,7 +9,7 @@ import pytest
 from sdlab_model import SCENARIOS
 from sdlab_ui import cache, diagram, report
 from sdlab_ui.lab import sections
-from sdlab_ui.state import link_query
+from sdlab_ui.url import link_query
 
 CARD = SCENARIOS[2]  # GPU + autoscaling: every part of the report has something to say
 
