@@ -25,17 +25,11 @@ from sdlab_ui.figures import rate_text, replicas_text
 from sdlab_ui.server import budget, deferred, runs
 
 _DIAGRAM_KEY = "sdlab.diagram"
-
-
 DIAGRAM_CLASS = "sdlab-diagram"
 """The class of the element holding the server-drawn diagram."""
-
-
 DIAGRAM_OPENING = f'<div class="{DIAGRAM_CLASS}">'
 """How the Markdown of a server-drawn diagram starts (tests find it by this; the Lab's
 stylesheet names the class too)."""
-
-
 # Streamlit's badge colours for the node states (the diagram's own fills are pastel versions).
 _STATE_BADGE = {
     "ok": "green",
@@ -44,8 +38,6 @@ _STATE_BADGE = {
     "inactive": "gray",
     "overloaded": "red",
 }
-
-
 _POLICY_SHORT = {
     "round_robin": "round robin",
     "least_request": "least request",
@@ -177,11 +169,7 @@ def draw_diagram(where: DeltaGenerator, dot: str) -> None:
 
 
 _SVG_SIZE = re.compile(r'<svg width="([0-9.]+)pt" height="[^"]*"')
-
-
 _EVENT_ATTRIBUTE = re.compile(rb"on[a-z]+\s*=")
-
-
 _BEFORE_ATTRIBUTE = frozenset(b" \t\n\r\x0c/\"'")
 """What a browser reads as the end of what came before an attribute's name: white space, the
 ``/`` of ``<svg/onload=…>``, or the closing quote of the previous value (``"x"onclick=…``)."""

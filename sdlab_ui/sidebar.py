@@ -32,20 +32,12 @@ from sdlab_ui.widgets import (
 )
 
 _WIDGET_PREFIX = "sdlab.widget."
-
-
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
-
-
 ADVANCED_TOGGLE_KEY = _WIDGET_PREFIX + "advanced"
-
-
 MODEL_LABELS: dict[str, str] = {
     "queueing": "Queueing (M/D/c + batching)",
     "teaching": "Teaching (the original page's budgets)",
 }
-
-
 _ADVANCED_INPUTS = tuple(spec for spec in NUMERIC_INPUTS if spec.advanced)
 
 

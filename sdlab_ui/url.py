@@ -32,36 +32,18 @@ from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.workload import Workload
 
 PAGE_PARAM_SEPARATOR = "."
-
-
 PAGE_PARAM_PREFIXES = ("tl",)
 """Pages that keep inputs in the URL: the Timeline page (``tl.``). Other dotted keys are unknown
 settings like any other, with a notice."""
-
-
 _PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
-
-
 MODEL_PARAM = "model"
-
-
 PIN_PARAM = "a"
 """Marks a pinned design A in the URL; its inputs follow as ``a.<input>``."""
-
-
 PIN_PREFIX = PIN_PARAM + "."
-
-
 URL_SIGNIFICANT_DIGITS = 6
 """Digits of a number in the URL: every value a slider or card sets prints exactly in six."""
-
-
 _DEFAULT_STRINGS = Workload().to_strings()
-
-
 _DEFAULT_RESIDENCY_STRINGS = ResidencyInputs().to_strings()
-
-
 RESIDENCY_PARAMS: tuple[str, ...] = (*RESIDENCY_BY_NAME, ACCELERATOR_PARAM, MODEL_SIZES_PARAM)
 """URL keys of the residency inputs (the Models and memory page's), read apart from the workload."""
 

@@ -109,8 +109,6 @@ def per_million_text(usd_per_million: float, result: Assessment) -> str:
 
 
 HEADLINE_CLASS = "sdlab-headline"
-
-
 METRIC_CLASS = "sdlab-metric"
 
 

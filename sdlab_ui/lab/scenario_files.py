@@ -8,8 +8,6 @@ from sdlab_model import scenario_file
 from sdlab_ui import state
 
 _UPLOAD_KEY = "lab.scenario_upload"
-
-
 _UPLOAD_MESSAGE_KEY = "sdlab.upload_message"
 
 

@@ -5,14 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 LAB_TITLE = "System Design Lab: real-time model serving"
-
-
 _LAB_LEAD = (
     "Dynamic batching and GPUs buy capacity, and each spends part of your **p99 budget**. Move "
     "the workload in the sidebar or load a scenario below, and watch the architecture respond."
 )
-
-
 _LAB_STYLE_SOURCE = """<style>
 [data-testid="stSidebar"] :has(.sdlab-summary) { background-color: inherit; }
 [data-testid="stSidebar"] [data-testid="stElementContainer"]:has(.sdlab-summary) {
@@ -51,12 +47,8 @@ _LAB_STYLE_SOURCE = """<style>
 the headline numbers' (``headline.headline``: drawn as Streamlit draws a metric, with its delta
 colours) and the diagram's (never under its own size, so its text stays legible: a phone scrolls
 it sideways, with a hint)."""
-
-
 _LAB_STYLE = " ".join(_LAB_STYLE_SOURCE.split())
 """The stylesheet on one line: Streamlit dedents every Markdown text line by line on every rerun."""
-
-
 HEADER = f"{_LAB_STYLE}\n\n# {LAB_TITLE}\n\n{_LAB_LEAD}"
 
 
