@@ -1085,7 +1085,7 @@ import streamlit as st
 from sdlab_model.assessment import evaluate
 from sdlab_ui import state
 from sdlab_ui.lab import cards
-from sdlab_ui.figures import ms_text
+from sdlab_ui.text import ms_text
 
 lab = state.current()
 st.title("System Design Lab (bare baseline)")

@@ -21,8 +21,8 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.design import packing_note
 from sdlab_ui import cache, report
 from sdlab_ui.cache import shared_cache
-from sdlab_ui.figures import rate_text, replicas_text
 from sdlab_ui.server import budget, deferred, runs
+from sdlab_ui.text import rate_text, replicas_text
 
 _DIAGRAM_KEY = "sdlab.diagram"
 DIAGRAM_CLASS = "sdlab-diagram"

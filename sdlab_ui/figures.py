@@ -23,6 +23,7 @@ from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_a
 from sdlab_model.design import STAGES
 from sdlab_model.grids import P99Grid
 from sdlab_model.params import NUMERIC_BY_NAME
+from sdlab_ui.text import ms_text, replicas_text
 
 STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
 
@@ -46,19 +47,6 @@ _TEMPLATE = "none"
 # (``PreparedFigure``): the specs then give exactly the JSON a validated figure would.
 _TEMPLATE_SPEC = pio.templates[_TEMPLATE].to_plotly_json()
 _COLOURSCALE_SPEC = [list(stop) for stop in plotly.colors.get_colorscale(_COLOURSCALE)]
-
-
-def ms_text(value_ms: float | None) -> str:
-    """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
-    if value_ms is None:
-        return "—"
-    if not math.isfinite(value_ms):
-        return "unstable (∞)"
-    if value_ms >= 10_000:
-        return f"{value_ms / 1000:,.0f} s"
-    if value_ms >= 1_000:
-        return f"{value_ms / 1000:.2f} s"
-    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
 
 
 class PreparedFigure(go.Figure):
@@ -144,23 +132,6 @@ def _vertical_line(x: float, line: dict, text: str | None, text_position: str) -
         else "center",
     }
     return shape, annotation
-
-
-def rate_text(rate_rps: float) -> str:
-    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
-    if not math.isfinite(rate_rps):
-        return "∞"
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if rate_rps >= scale:
-            return f"{rate_rps / scale:.3g}{suffix} req/s"
-    return f"{rate_rps:.3g} req/s"
-
-
-def replicas_text(count: float) -> str:
-    """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
-    if not math.isfinite(count):
-        return ""
-    return "1 replica" if count == 1 else f"{count:,.0f} replicas"
 
 
 def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:

@@ -18,7 +18,7 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, diagram, state
-from sdlab_ui.figures import ms_text, rate_text
+from sdlab_ui.text import ms_text, rate_text
 from sdlab_ui.widgets import format_value
 
 

@@ -15,8 +15,8 @@ import streamlit as st
 from sdlab_model.advice.search import workload_cost
 from sdlab_model.assessment import Assessment
 from sdlab_ui.diagram import load_text
-from sdlab_ui.figures import ms_text, rate_text
 from sdlab_ui.lab.style import HEADER, lab_header
+from sdlab_ui.text import ms_text, rate_text
 
 
 def p99_label(result: Assessment, short: bool = False) -> str:

@@ -21,7 +21,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.assessment import Assessment
 from sdlab_ui import cache, diagram, downloads, report, state, url
-from sdlab_ui.figures import ms_text
+from sdlab_ui.text import ms_text
 
 # Streamlit's own icon font, so the marks show even where no emoji font is installed.
 STATUS_ICON = {

@@ -43,10 +43,10 @@ from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS, UploadedTrace
 from sdlab_model.workload import Workload
 from sdlab_ui import state
-from sdlab_ui.advice.sections import money
 from sdlab_ui.cache import shared_cache
-from sdlab_ui.figures import TARGET_COLOUR, ms_text
+from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget
+from sdlab_ui.text import money, ms_text
 
 PREFIX = "tl"
 _VALUES_KEY = "timeline.values"

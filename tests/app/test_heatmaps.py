@@ -248,9 +248,10 @@ def test_hover_says_replica_for_one():
     import numpy as np
 
     from sdlab_ui import figures
+    from sdlab_ui.text import replicas_text
 
-    assert figures.replicas_text(1) == "1 replica", figures.replicas_text(1)
-    assert figures.replicas_text(12.0) == "12 replicas", figures.replicas_text(12.0)
+    assert replicas_text(1) == "1 replica", replicas_text(1)
+    assert replicas_text(12.0) == "12 replicas", replicas_text(12.0)
     main = figures.p99_heatmap(_small_grid())
     frontier = next(t for t in main.data if t.name == "fewest replicas meeting the target")
     shown = {str(text) for text, y in zip(frontier.text, frontier.y, strict=True) if np.isfinite(y)}

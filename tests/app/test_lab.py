@@ -26,12 +26,13 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
 from sdlab_ui import cache, diagram, report
 from sdlab_ui.diagram import DIAGRAM_LEGEND, DIAGRAM_OPENING
-from sdlab_ui.figures import PRELOAD_KEY, ms_text
+from sdlab_ui.figures import PRELOAD_KEY
 from sdlab_ui.lab.cards import card_key
 from sdlab_ui.lab.headline import HEADLINE_CLASS
 from sdlab_ui.lab.sections import BREAKDOWN_CLASS
 from sdlab_ui.lab.style import LAB_TITLE
 from sdlab_ui.sidebar import ADVANCED_TOGGLE_KEY, widget_key
+from sdlab_ui.text import ms_text
 from sdlab_ui.url import url_params
 
 _CARD_FIELDS = (

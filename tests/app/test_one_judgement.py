@@ -30,8 +30,8 @@ from sdlab_model import SCENARIOS, Workload
 from sdlab_model.assessment import Assessment, judge
 from sdlab_model.residency import ResidencyInputs
 from sdlab_ui import cache, report
-from sdlab_ui.figures import ms_text
 from sdlab_ui.lab import compare, headline, sections
+from sdlab_ui.text import ms_text
 
 ROOT = Path(__file__).resolve().parents[2]
 RESIDENCY_PAGE = "app_pages/residency.py"
