@@ -39,7 +39,7 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
-from sdlab_ui import figures
+from sdlab_ui import error_figures, figures, heatmap_figures
 from sdlab_ui.server import budget, runs
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
@@ -167,7 +167,7 @@ def heatmap_figure(
     workload: Workload, model: ModelName, axes: tuple[str, str] = grids.DEFAULT_AXES
 ) -> go.Figure:
     """The main p99 heatmap over ``axes`` (x, y)."""
-    return figures.PreparedFigure(figures.p99_heatmap_spec(grid(workload, model, axes)))
+    return figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(grid(workload, model, axes)))
 
 
 @st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
@@ -178,7 +178,7 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         for _, changes in SMALL_MULTIPLES
     ]
     return figures.PreparedFigure(
-        figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
+        heatmap_figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
     )
 
 
@@ -200,7 +200,7 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         for policy in spec.choices
     ]
     return figures.PreparedFigure(
-        figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
+        heatmap_figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
     )
 
 
@@ -357,6 +357,6 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
     return (
-        figures.PreparedFigure(figures.p99_heatmap_spec(coarse)),
-        figures.PreparedFigure(figures.error_map(coarse, *simulated_grid(key))),
+        figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(coarse)),
+        figures.PreparedFigure(error_figures.error_map(coarse, *simulated_grid(key))),
     )

@@ -13,7 +13,7 @@ _UPLOAD_MESSAGE_KEY = "sdlab.upload_message"
 
 def restore_from_file(lab: state.LabState) -> None:
     """Restore a lab from its scenario file (a bad file changes nothing and says why); the
-    download of one sits with the other downloads (``report_downloads``)."""
+    download of one sits with the other downloads (``sections.report_downloads``)."""
     st.file_uploader(
         "Restore a lab from its scenario file (JSON)",
         type=["json"],

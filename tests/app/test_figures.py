@@ -11,7 +11,7 @@ import pytest
 from sdlab_model import grids
 from sdlab_model.assessment import p99_grid
 from sdlab_model.scenarios import SCENARIOS
-from sdlab_ui import figures
+from sdlab_ui import figures, heatmap_figures
 from sdlab_ui.figures import BREAKDOWN_PARTS, latency_breakdown_svg
 
 ROWS = [("Queueing model", 20.0, 5.0, 3.5), ("Teaching model", 20.0, 2.5, 12.0)]
@@ -95,7 +95,9 @@ def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
     targets = grid.x_values
     assert np.array_equal(grid.target_ms[0], targets), "a cell's target is its column's"
     # The contour the figure draws sits at 0 on log10(p99 / the cell's own target).
-    (contour,) = [t for t in figures.p99_heatmap_spec(grid)["data"] if t["type"] == "contour"]
+    (contour,) = [
+        t for t in heatmap_figures.p99_heatmap_spec(grid)["data"] if t["type"] == "contour"
+    ]
     stable = np.isfinite(grid.p99_ms)
     over = np.asarray(contour["z"], float) > 0
     assert np.array_equal(over[stable], (grid.p99_ms > targets[None, :])[stable]), (
