@@ -3,7 +3,7 @@
 import streamlit as st
 
 from sdlab_ui import state
-from sdlab_ui.timeline import canary, sections
+from sdlab_ui.timeline import canary, controls, sections
 
 lab = state.current()
 workload = lab.workload
@@ -14,8 +14,8 @@ st.caption(
     "no backlog, else the wait to drain it. The queueing model is used whatever the sidebar's "
     "latency model."
 )
-values = sections.controls(workload)
-inputs, problem = sections.build_inputs(values, workload)
+values = controls.draw(workload)
+inputs, problem = controls.build_inputs(values, workload)
 if inputs is None:
     st.info(problem, icon=":material/info:")
 else:

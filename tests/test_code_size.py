@@ -18,9 +18,7 @@ KERNEL_COMPILERS = frozenset({"njit", "jit", "_compile", "compile_kernel"})
 """Decorators (or wrappers, ``run = _compile(_run)``) that make a function a numba kernel: a
 compiled loop reads best as one piece, its numpy twin beside it in the tests."""
 
-LONG_UI_MODULES = {
-    "sdlab_ui/timeline/sections.py": "a second input-spec system; goes with the sdlab_ui rebuild",
-}
+LONG_UI_MODULES: dict[str, str] = {}
 """Module -> why it is over ``MAX_UI_MODULE_LINES`` today."""
 
 LONG_FUNCTIONS = {
