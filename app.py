@@ -8,7 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from sdlab_ui import deferred, forged, runs, sockets, state, uploads, warmup
+from sdlab_ui import forged, sidebar, state, uploads
+from sdlab_ui.server import deferred, runs, sockets, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 _PAGES_KEY = "sdlab.pages"
@@ -50,7 +51,7 @@ page = st.navigation(_pages())
 # when the page fails, so the inputs that led there can be changed.
 deferred.clear()
 # A value only a forged message sends: reset, say so, one log line (sdlab_ui/forged.py).
-with forged.recovering(), runs.slot():  # a few runs draw at a time (see sdlab_ui/runs.py)
+with forged.recovering(), runs.slot():  # a few runs draw at a time (sdlab_ui/server/runs.py)
     forged.show_notice()
     state.show_notices()
     warmup.notice()
@@ -58,7 +59,7 @@ with forged.recovering(), runs.slot():  # a few runs draw at a time (see sdlab_u
         page.run()
     finally:
         try:
-            state.render_sidebar()
+            sidebar.render()
         finally:
             deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
             uploads.release_this_sessions_unused()  # Streamlit keeps them till the end

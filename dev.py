@@ -33,7 +33,7 @@ SERVER_ENVIRONMENT = {
     # ~660 MB. Two arenas (with the budget of one exact solve at a time) held it to 549 MB.
     "MALLOC_ARENA_MAX": "2",
     # numpy's OpenBLAS runs a dense solve on every core; one thread keeps an exact M/D/c solve
-    # (sdlab_ui.budget runs one at a time) to one core, leaving the other to everyone else.
+    # (sdlab_ui.server.budget runs one at a time) to one core, leaving the other to everyone else.
     "OPENBLAS_NUM_THREADS": "1",
 }
 _LOCK_HEADER = """\

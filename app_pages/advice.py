@@ -2,15 +2,16 @@
 
 import streamlit as st
 
-from sdlab_ui import advice_panel, hardware_panel, state
+from sdlab_ui import state
+from sdlab_ui.advice import hardware, sections
 
 lab = state.current()
 workload = lab.workload
 st.title("Advice: what to build, and what it costs")
-st.markdown(f"The current design costs **{advice_panel.cost_line(workload)}**.")
-advice = advice_panel.recommendation(workload)
-advice_panel.frontier_chart(workload, advice)
-advice_panel.lever_table(workload)
-advice_panel.breaking_table(workload)
-hardware_panel.catalog_pricing(workload)
-hardware_panel.profile_upload(workload)
+st.markdown(f"The current design costs **{sections.cost_line(workload)}**.")
+advice = sections.recommendation(workload)
+sections.frontier_chart(workload, advice)
+sections.lever_table(workload)
+sections.breaking_table(workload)
+hardware.catalog_pricing(workload)
+hardware.profile_upload(workload)

@@ -4,13 +4,15 @@ import functools
 
 import streamlit as st
 
+from sdlab_model import grids
 from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_ui import cache, figures, grids, heatmap_controls, panels, state
+from sdlab_ui import cache, figures, state
+from sdlab_ui.heatmaps import controls, verify
 
 lab = state.current()
 workload = lab.workload
 st.title("Heatmaps: where the p99 budget holds")
-axes = heatmap_controls.choose_axes()
+axes = controls.choose_axes()
 x_label, y_label = (figures.label_in_prose(NUMERIC_BY_NAME[name].label) for name in axes)
 frontier = "; the dotted fuchsia line is the fewest replicas that meet the target" * (
     axes[1] == grids.REPLICAS
@@ -29,11 +31,11 @@ with st.spinner("Computing the grid…"):
     main_grid = cache.grid(workload, lab.model, axes)
 st.plotly_chart(
     cache.heatmap_figure(workload, lab.model, axes),
-    key=heatmap_controls.MAIN_CHART_KEY,
-    on_select=functools.partial(heatmap_controls.load_clicked_cell, axes),
+    key=controls.MAIN_CHART_KEY,
+    on_select=functools.partial(controls.load_clicked_cell, axes),
     selection_mode="points",
 )
-# Made when clicked (a callable), not on every rerun: see panels.scenario_files.
+# Made when clicked (a callable), not on every rerun: see lab.sections.report_downloads.
 st.download_button(
     "Download the grid as CSV",
     functools.partial(grids.grid_csv, main_grid),
@@ -68,4 +70,4 @@ if lab.model == "queueing":
                 cache.policy_multiples_figure(workload, lab.model), key="heatmap.policies"
             )
 
-panels.simulation_check(lab)
+verify.simulation_check(lab)

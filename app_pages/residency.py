@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from sdlab_ui import residency_panel, state
+from sdlab_ui import state
+from sdlab_ui.residency import sections
 
 lab = state.current()
 st.title("Models and memory")
@@ -11,7 +12,7 @@ st.caption(
     f"{lab.workload.replicas:,} replicas (set in the sidebar): which placement keeps the p99 "
     "under the target, counting the time models take to load."
 )
-residency_panel.inputs_form(lab.residency)
+sections.inputs_form(lab.residency)
 if not lab.workload.gpu:
     st.info(
         "Residency is modelled for GPU replicas, whose accelerator memory limits what stays "
@@ -19,8 +20,8 @@ if not lab.workload.gpu:
         icon=":material/memory:",
     )
 else:  # (not st.stop(): the app draws the sidebar after the page, and a stopped run cannot)
-    plan = residency_panel.cached_plan(lab.workload, lab.residency)
-    residency_panel.summary(plan)
-    residency_panel.placements_table(plan)
-    residency_panel.simulation_check(plan)
-    residency_panel.recommendation(plan)
+    plan = sections.cached_plan(lab.workload, lab.residency)
+    sections.summary(plan)
+    sections.placements_table(plan)
+    sections.simulation_check(plan)
+    sections.recommendation(plan)

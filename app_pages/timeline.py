@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from sdlab_ui import canary_panel, state, timeline_panel
+from sdlab_ui import state
+from sdlab_ui.timeline import canary, controls, sections
 
 lab = state.current()
 workload = lab.workload
@@ -13,16 +14,16 @@ st.caption(
     "no backlog, else the wait to drain it. The queueing model is used whatever the sidebar's "
     "latency model."
 )
-values = timeline_panel.controls(workload)
-inputs, problem = timeline_panel.build_inputs(values, workload)
+values = controls.draw(workload)
+inputs, problem = controls.build_inputs(values, workload)
 if inputs is None:
     st.info(problem, icon=":material/info:")
 else:
-    autoscaled, fixed = timeline_panel.run_both(inputs)
-    st.markdown(timeline_panel.ramp_story(autoscaled))
-    st.plotly_chart(timeline_panel.timeline_figure(autoscaled), key="timeline.chart")
+    autoscaled, fixed = sections.run_both(inputs)
+    st.markdown(sections.ramp_story(autoscaled))
+    st.plotly_chart(sections.timeline_figure(autoscaled), key="timeline.chart")
     st.subheader("Autoscaled against a fixed fleet sized for the peak")
-    timeline_panel.totals_table(autoscaled, fixed)
-    timeline_panel.simulator_check(inputs, autoscaled)
+    sections.totals_table(autoscaled, fixed)
+    sections.simulator_check(inputs, autoscaled)
 st.divider()
-canary_panel.render(workload)
+canary.render(workload)

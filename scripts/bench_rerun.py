@@ -54,13 +54,13 @@ quiet_bare_mode_warnings()  # before sdlab_ui's cached functions are made
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
 from sdlab_model.queues import kernels  # noqa: E402
-from sdlab_ui import cache  # noqa: E402
+from sdlab_ui import diagram  # noqa: E402
 
 _BARE_APP = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
-from sdlab_ui import state
+from sdlab_ui import sidebar, state
 
 st.set_page_config(page_title="bare", layout="wide")
 page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
@@ -68,7 +68,7 @@ state.show_notices()
 try:
     page.run()
 finally:
-    state.render_sidebar()
+    sidebar.render()
 """
 
 _BARE_PAGE = """
@@ -128,7 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     time_script_runs()
     share_script_cache()
-    count_worker_cpu(cache._DIAGRAM_WORKERS)
+    count_worker_cpu(diagram._DIAGRAM_WORKERS)
 
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "bare_lab.py"

@@ -1074,7 +1074,7 @@ _BARE_APP = """
 import sys
 sys.path.insert(0, {root!r})
 import streamlit as st
-from sdlab_ui import state
+from sdlab_ui import sidebar, state
 
 st.set_page_config(page_title="sdlab bare baseline", layout="wide")
 page = st.navigation([
@@ -1085,13 +1085,14 @@ state.show_notices()
 try:
     page.run()
 finally:
-    state.render_sidebar()
+    sidebar.render()
 """
 _BARE_LAB = """
 import streamlit as st
 from sdlab_model.assessment import evaluate
-from sdlab_ui import cards, state
-from sdlab_ui.figures import ms_text
+from sdlab_ui import state
+from sdlab_ui.lab import cards
+from sdlab_ui.text import ms_text
 
 lab = state.current()
 st.title("System Design Lab (bare baseline)")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdlab_model.timeline import run_timeline
 from sdlab_model.timeline.check import simulate_timeline
 from sdlab_model.workload import Workload
-from sdlab_ui import timeline_panel
+from sdlab_ui.timeline import controls
 
 
 def _peak_mb() -> float:
@@ -45,10 +45,10 @@ def main() -> int:
     )  # fmt: skip
     args = parser.parse_args()
     workload, _ = Workload.from_strings({"rate_rps": args.rate_rps, "lb_policy": args.policy})
-    values, _ = timeline_panel.parse_params(
+    values, _ = controls.parse_params(
         {"traffic": "constant", "duration_s": args.duration_s}, workload
     )
-    inputs, problem = timeline_panel.build_inputs(values, workload)
+    inputs, problem = controls.build_inputs(values, workload)
     if inputs is None:
         print(problem)
         return 1

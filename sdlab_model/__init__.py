@@ -10,6 +10,7 @@ from sdlab_model.assessment import (
     p99_grid,
 )
 from sdlab_model.design import Decision, Meter, Needs, Reason, Stage
+from sdlab_model.grids import P99Grid, compute_axes_grid
 from sdlab_model.latency import LatencyResult
 from sdlab_model.params import (
     DEFAULT_MODEL,
@@ -54,12 +55,14 @@ __all__ = [
     "LatencyResult",
     "Meter",
     "Needs",
+    "P99Grid",
     "Reason",
     "Scenario",
     "SimResult",
     "Stage",
     "Workload",
     "advise",
+    "compute_axes_grid",
     "evaluate",
     "latency",
     "min_replicas_for_target",

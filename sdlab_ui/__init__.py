@@ -1,1 +1,2 @@
-"""sdlab's UI layer: state and URL sync, sidebar widgets, cached model calls and plotly figures."""
+"""sdlab's UI layer: shared services at the top (state, caches, figures, reports), one folder
+of sections per page, and the server's plumbing in ``server/``."""

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import astuple, dataclass, replace
 from typing import Generic, ParamSpec, TypeVar
 
@@ -28,6 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from sdlab_model import grids
 from sdlab_model.assessment import (
     Assessment,
     ModelName,
@@ -40,7 +39,8 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, figures, grids, report, runs
+from sdlab_ui import error_figures, figures, heatmap_figures
+from sdlab_ui.server import budget, runs
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
@@ -167,7 +167,7 @@ def heatmap_figure(
     workload: Workload, model: ModelName, axes: tuple[str, str] = grids.DEFAULT_AXES
 ) -> go.Figure:
     """The main p99 heatmap over ``axes`` (x, y)."""
-    return figures.PreparedFigure(figures.p99_heatmap_spec(grid(workload, model, axes)))
+    return figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(grid(workload, model, axes)))
 
 
 @st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
@@ -178,7 +178,7 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         for _, changes in SMALL_MULTIPLES
     ]
     return figures.PreparedFigure(
-        figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
+        heatmap_figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
     )
 
 
@@ -200,7 +200,7 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         for policy in spec.choices
     ]
     return figures.PreparedFigure(
-        figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
+        heatmap_figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
     )
 
 
@@ -303,73 +303,6 @@ def distribution_figure(workload: Workload) -> go.Figure | None:
     )
 
 
-_SVG_SIZE = re.compile(r'<svg width="([0-9.]+)pt" height="[^"]*"')
-_EVENT_ATTRIBUTE = re.compile(rb"on[a-z]+\s*=")
-
-
-_BEFORE_ATTRIBUTE = frozenset(b" \t\n\r\x0c/\"'")
-"""What a browser reads as the end of what came before an attribute's name: white space, the
-``/`` of ``<svg/onload=…>``, or the closing quote of the previous value (``"x"onclick=…``)."""
-
-
-def _is_unsafe_svg(svg: str) -> bool:
-    """Whether ``svg`` holds a script, a foreign object, a ``javascript:`` URL or an event
-    handler (``on…=`` where an attribute can start, ``_BEFORE_ATTRIBUTE``), in any ASCII letter
-    case (HTML's and SVG's names are case-insensitive in ASCII letters only).
-
-    On the UTF-8 bytes: a diagram's text has a few non-ASCII characters (``·``, ``≈``), and
-    lower-casing and searching such a ``str`` of ~13 kB cost ~0.2 ms per diagram, its bytes a
-    few microseconds. Plain substring tests, and a pattern that starts with a literal (one
-    case-insensitive pattern of the four alternatives cost ~0.45 ms).
-    """
-    lowered = svg.encode("utf-8", "surrogatepass").lower()
-    if b"<script" in lowered or b"<foreignobject" in lowered or b"javascript:" in lowered:
-        return True
-    return any(
-        match.start() > 0 and lowered[match.start() - 1] in _BEFORE_ATTRIBUTE
-        for match in _EVENT_ATTRIBUTE.finditer(lowered)
-    )
-
-
-@shared_cache(maxsize=256)
-def diagram_svg(dot: str) -> str | None:
-    """The architecture diagram drawn on the server by Graphviz's ``dot``, sized to its column;
-    None where ``dot`` is missing or fails (the page then lets the browser draw the DOT). It is
-    shown as Markdown's raw HTML: ``st.html`` sanitizes with DOMPurify's HTML profile, which
-    drops SVG.
-
-    Drawn here, a diagram whose numbers changed is an SVG swapped into the page. Drawn in the
-    browser (``st.graphviz_chart``), every change is a fresh layout in d3-graphviz's WebAssembly
-    Graphviz: measured at ~110 ms of the renderer's CPU per Lab rerun, the largest client cost.
-    ``dot`` runs as its own process (~17 ms), so it uses the server's other core, not the GIL.
-    """
-    with budget.slot(budget.WORK):
-        svg = report.architecture_svg(dot)
-    if svg is None or _is_unsafe_svg(svg):  # Graphviz writes none of these; refuse if it did
-        return None
-    # The column's width, in proportion (viewBox), but never under the drawing's own size: its
-    # smallest text (11 units) stays 11 px, and a narrower column (a phone) scrolls it sideways.
-    svg = _SVG_SIZE.sub(
-        lambda size: f'<svg width="100%" style="height: auto; min-width: {size.group(1)}px"',
-        svg,
-        count=1,
-    )
-    # One line, and no "$": Markdown passes a one-line HTML block through untouched, and a pair
-    # of dollar signs elsewhere in a page's Markdown would start a formula. (Markdown's line
-    # endings are \n, \r and \r\n; a space between tags or in a text is white space alike.)
-    one_line = svg.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
-    return one_line.replace("$", "&#36;")
-
-
-_DIAGRAM_WORKERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdlab-diagram")
-"""Threads that wait for ``dot`` (they take ``budget.WORK`` slots like any diagram)."""
-
-
-def diagram_svg_later(dot: str) -> Future[str | None]:
-    """``diagram_svg(dot)``, drawn by a worker thread while the page goes on."""
-    return _DIAGRAM_WORKERS.submit(diagram_svg, dot)
-
-
 VERIFY_RATE_CELLS = 32
 VERIFY_REPLICA_CELLS = 24
 VERIFY_REQUESTS_PER_CELL = 20_000
@@ -424,6 +357,6 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
     return (
-        figures.PreparedFigure(figures.p99_heatmap_spec(coarse)),
-        figures.PreparedFigure(figures.error_map(coarse, *simulated_grid(key))),
+        figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(coarse)),
+        figures.PreparedFigure(error_figures.error_map(coarse, *simulated_grid(key))),
     )

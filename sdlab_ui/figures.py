@@ -1,8 +1,7 @@
-"""Plotly figures built from model results. No Streamlit here: pages draw what these return.
-
-p99 spans five decades between an idle fleet and saturation, so heatmap colour is log10(p99) with
-tick labels in ms; the unstable region (arrivals at or above capacity, p99 = ∞) is drawn as its
-own grey layer rather than as a very large colour value.
+"""Plotly figures built from model results: the colours, font and template every figure shares,
+``PreparedFigure`` for figures cached and never changed, and the Lab's own figures (the latency
+breakdown, the latency CDF). The heatmaps' figures are in ``heatmap_figures``, the simulation
+check's error map in ``error_figures``.
 """
 
 from __future__ import annotations
@@ -11,18 +10,15 @@ import functools
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 from sdlab_model.design import STAGES
-from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_ui.grids import P99Grid
+from sdlab_ui.text import ms_text
 
 STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
 
@@ -36,29 +32,13 @@ FRONTIER_COLOUR = "#d946ef"
 DISAGREE_COLOUR = "#111827"
 # The queueing model's own accuracy target (sdlab_model.queues.queueing: "approximate" beyond 15%).
 ERROR_FLAG_PCT = 15.0
-_COLOURSCALE = "Viridis"
-_MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
-_FONT = {"family": "sans-serif", "size": 12}
+FONT = {"family": "sans-serif", "size": 12}
 # Streamlit's own chart theme styles the figures; plotly's default template would add ~6 KB of
 # layout defaults to every figure, serialised again on every rerun.
-_TEMPLATE = "none"
-# The same two as plotly's validation expands them, for the figure specs that skip it
+TEMPLATE = "none"
+# The template as plotly's validation expands it, for the figure specs that skip it
 # (``PreparedFigure``): the specs then give exactly the JSON a validated figure would.
-_TEMPLATE_SPEC = pio.templates[_TEMPLATE].to_plotly_json()
-_COLOURSCALE_SPEC = [list(stop) for stop in plotly.colors.get_colorscale(_COLOURSCALE)]
-
-
-def ms_text(value_ms: float | None) -> str:
-    """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
-    if value_ms is None:
-        return "—"
-    if not math.isfinite(value_ms):
-        return "unstable (∞)"
-    if value_ms >= 10_000:
-        return f"{value_ms / 1000:,.0f} s"
-    if value_ms >= 1_000:
-        return f"{value_ms / 1000:.2f} s"
-    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+TEMPLATE_SPEC = pio.templates[TEMPLATE].to_plotly_json()
 
 
 class PreparedFigure(go.Figure):
@@ -146,68 +126,6 @@ def _vertical_line(x: float, line: dict, text: str | None, text_position: str) -
     return shape, annotation
 
 
-def rate_text(rate_rps: float) -> str:
-    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
-    if not math.isfinite(rate_rps):
-        return "∞"
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if rate_rps >= scale:
-            return f"{rate_rps / scale:.3g}{suffix} req/s"
-    return f"{rate_rps:.3g} req/s"
-
-
-def replicas_text(count: float) -> str:
-    """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
-    if not math.isfinite(count):
-        return ""
-    return "1 replica" if count == 1 else f"{count:,.0f} replicas"
-
-
-def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
-    """One log10(p99) colour range for several grids, so their colours compare."""
-    finite = [g.p99_ms[np.isfinite(g.p99_ms)] for g in grids]
-    values = np.concatenate([f for f in finite if f.size] or [np.array([1.0, 10.0])])
-    low = math.log10(max(float(values.min()), 0.1))
-    high = math.log10(max(float(values.max()), 10 ** (low + 1)))
-    return low, high
-
-
-def _colourbar(low: float, high: float) -> dict:
-    ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
-    return {
-        "title": {"text": "p99"},
-        "tickvals": [math.log10(t) for t in ticks],
-        "ticktext": [ms_text(t) for t in ticks],
-        "len": 0.9,
-    }
-
-
-def _axis_title(name: str) -> str:
-    """'Request rate (req/s)', 'Replicas': the input's label and unit."""
-    spec = NUMERIC_BY_NAME[name]
-    return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
-
-
-def _axis_layout(name: str) -> dict:
-    """A plotly axis for input ``name``: its scale, its title; whole-number ticks for replicas."""
-    axis = {"type": NUMERIC_BY_NAME[name].scale, "title": {"text": _axis_title(name)}}
-    if name == "replicas":
-        axis["dtick"] = "D2"
-    return axis
-
-
-def _hover_value(name: str, placeholder: str) -> str:
-    """How a hover shows input ``name``'s value at ``placeholder`` (``x`` or ``y``)."""
-    spec = NUMERIC_BY_NAME[name]
-    if name == "rate_rps":
-        return f"rate %{{{placeholder}:,.0f}} req/s"
-    if name == "replicas":
-        return f"replicas %{{{placeholder}}}"
-    number = "%{" + placeholder + (":,.0f}" if spec.integer else ":,.3~r}")
-    unit = {"": "", "x": "x"}.get(spec.unit, f" {spec.unit}")
-    return f"{label_in_prose(spec.label)} {number}{unit}"
-
-
 def label_in_prose(label: str) -> str:
     """An input's label inside a sentence: its first letter lower-cased, acronyms kept ("CPU
     workers per replica", "arrival burstiness (CV)")."""
@@ -215,277 +133,6 @@ def label_in_prose(label: str) -> str:
     if len(first) > 1 and first.isupper():
         return label
     return label[:1].lower() + label[1:]
-
-
-def _where(grid: P99Grid) -> str:
-    return f"{_hover_value(grid.x_name, 'x')}<br>{_hover_value(grid.y_name, 'y')}<br>"
-
-
-def _heatmap_traces(
-    grid: P99Grid,
-    low: float,
-    high: float,
-    show_scale: bool,
-    full_hover: bool = True,
-    axes: tuple[str, str] = ("x", "y"),
-) -> list[dict]:
-    """Colour layer, unstable layer and the p99-target contour of one grid, as trace specs.
-
-    Hover data is numeric (float32, which plotly sends as a binary array), not a label per cell:
-    per-cell strings made the Heatmaps page's five grids ~1.9 MB of JSON to encode, send and
-    parse on every visit. Without ``full_hover`` a cell's hover gives its p99 only (the small
-    multiples, which the main heatmap details), a third of the hover data.
-    """
-    stable = np.isfinite(grid.p99_ms)
-    with np.errstate(divide="ignore"):
-        log_p99 = np.where(stable, np.log10(np.maximum(grid.p99_ms, 1e-9)), np.nan)
-    where = _where(grid)
-    p99_ms = np.where(stable, grid.p99_ms, np.nan)
-    if full_hover:
-        customdata = np.dstack([p99_ms, grid.utilization, grid.stage_numbers]).astype(np.float32)
-        hover = where + (
-            "p99 %{customdata[0]:,.3~r} ms<br>utilization %{customdata[1]:.0%}<br>"
-            "recommended: stage %{customdata[2]}<extra></extra>"
-        )
-        unstable_data = grid.utilization.astype(np.float32)
-        unstable_hover = where + (
-            "p99 unstable (∞): arrivals at or above capacity<br>utilization "
-            "%{customdata:.0%}<extra></extra>"
-        )
-    else:
-        customdata = p99_ms.astype(np.float32)
-        hover = where + "p99 %{customdata:,.3~r} ms<extra></extra>"
-        unstable_data = None
-        unstable_hover = where + "p99 unstable (∞)<extra></extra>"
-    place = {"x": grid.x_values, "y": grid.y_values, "xaxis": axes[0], "yaxis": axes[1]}
-    colour = {
-        "type": "heatmap",
-        **place,
-        "z": log_p99.astype(np.float32),
-        "zmin": low,
-        "zmax": high,
-        "colorscale": _COLOURSCALE_SPEC,
-        "customdata": customdata,
-        "hovertemplate": hover,
-        "hoverongaps": False,
-        "showscale": show_scale,
-        "name": "p99",
-    }
-    if show_scale:
-        colour["colorbar"] = _colourbar(low, high)
-    unstable = {
-        "type": "heatmap",
-        **place,
-        "z": np.where(stable, np.nan, 1.0).astype(np.float32),
-        "colorscale": [[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
-        "showscale": False,
-        "hovertemplate": unstable_hover,
-        "hoverongaps": False,
-        "name": "unstable",
-    }
-    if unstable_data is not None:
-        unstable["customdata"] = unstable_data
-    contour = {
-        "type": "contour",
-        **place,
-        "z": _target_contour_z(grid, stable, log_p99),
-        "showscale": False,
-        # "lines" would colour the line from the colour scale; "none" draws it in line.color.
-        "contours": {"start": 0.0, "end": 0.0, "size": 1, "coloring": "none"},
-        "line": {"color": TARGET_COLOUR, "width": 2},
-        "hoverinfo": "skip",
-        "name": "p99 target",
-        "showlegend": False,
-    }
-    return [colour, unstable, contour]
-
-
-def _target_contour_z(grid: P99Grid, stable: np.ndarray, log_p99: np.ndarray) -> np.ndarray:
-    """Zero where the p99 equals each cell's own target (an axis, or the workload's); a contour
-    needs numbers everywhere, so unstable cells sit ten decades over their target."""
-    with np.errstate(invalid="ignore"):
-        return np.where(stable, log_p99 - np.log10(grid.target_ms), 10.0).astype(np.float32)
-
-
-def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
-    """p99 over the grid's two inputs with the target contour, the unstable region, the current
-    point and (where the y axis is replicas) the min-replica frontier, as a figure spec."""
-    low, high = log_colour_range([grid])
-    traces = _heatmap_traces(grid, low, high, show_scale=True)
-    if grid.frontier_replicas is not None:
-        traces.append(
-            {
-                "type": "scatter",
-                "x": grid.x_values,
-                "y": grid.frontier_replicas,
-                "text": [replicas_text(count) for count in grid.frontier_replicas],
-                "mode": "lines",
-                "line": {"color": FRONTIER_COLOUR, "width": 2.5, "dash": "dot", "shape": "hv"},
-                "name": "fewest replicas meeting the target",
-                "hovertemplate": _hover_value(grid.x_name, "x")
-                + "<br>needs %{text}<extra></extra>",
-            }
-        )
-    traces = _with_click_layer(traces, grid)
-    traces.append(_current_point(grid, size=16, outline=1.5, name="current settings"))
-    traces.append(
-        {
-            "type": "scatter",
-            "x": [None],
-            "y": [None],
-            "mode": "lines",
-            "name": "p99 target",
-            "line": {"color": TARGET_COLOUR, "width": 2},
-        }
-    )
-    traces.append(
-        {
-            "type": "scatter",
-            "x": [None],
-            "y": [None],
-            "mode": "markers",
-            "name": "unstable (∞)",
-            "marker": {"symbol": "square", "size": 12, "color": UNSTABLE_GREY},
-        }
-    )
-    layout = {
-        "xaxis": _axis_layout(grid.x_name),
-        "yaxis": _axis_layout(grid.y_name),
-        "height": 520,
-        "font": _FONT,
-        "template": _TEMPLATE_SPEC,
-        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        "legend": {"orientation": "h", "y": -0.18},
-        # A click selects a cell (the page loads it into the Lab); no box or lasso.
-        "clickmode": "event+select",
-        "dragmode": "zoom",
-    }
-    if title:
-        layout["title"] = {"text": title}
-    return {"data": traces, "layout": layout}
-
-
-def _with_click_layer(traces: list[dict], grid: P99Grid) -> list[dict]:
-    """The main heatmap's colour and unstable layers, each with an invisible point per cell.
-
-    Plotly cannot select heatmap cells, but it selects scatter points: a click on a cell selects
-    its point, and the page loads that cell into the Lab. Plotly shows one hover at a time (the
-    nearest point wins), so the points carry the cells' hover and the heatmap layers' own hover
-    is skipped (their data stays, for the tests and the CSV to read).
-    """
-    colour, unstable, *rest = traces
-    stable = np.isfinite(grid.p99_ms)
-    x, y = np.meshgrid(grid.x_values, grid.y_values)
-    layers = []
-    for layer, cells in ((colour, stable), (unstable, ~stable)):
-        if not cells.any():
-            continue
-        points = {
-            "type": "scatter",
-            "x": x[cells].astype(np.float64),
-            "y": y[cells].astype(np.float64),
-            "mode": "markers",
-            "marker": {"size": 14, "color": "rgba(0,0,0,0)"},
-            "hovertemplate": layer["hovertemplate"],
-            "showlegend": False,
-            "name": f"{layer['name']} cells",
-        }
-        data = layer.get("customdata")
-        if data is not None:
-            points["customdata"] = np.asarray(data)[cells]
-        layers.append(points)
-    hidden = [{**layer, "hoverinfo": "skip"} for layer in (colour, unstable)]
-    return [*hidden, *rest, *layers]
-
-
-def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
-    """``p99_heatmap_spec`` as a validated plotly figure."""
-    return go.Figure(p99_heatmap_spec(grid, title))
-
-
-# The 2 x 2 layout make_subplots(rows=2, cols=2, shared axes, spacing 0.05 x 0.1) builds, written
-# out: make_subplots and adding traces to it validated every property again (~60 ms a view).
-_PANEL_DOMAINS = (  # (x domain, y domain) of panels 1-4, row by row from the top
-    ((0.0, 0.475), (0.55, 1.0)),
-    ((0.525, 1.0), (0.55, 1.0)),
-    ((0.0, 0.475), (0.0, 0.45)),
-    ((0.525, 1.0), (0.0, 0.45)),
-)
-
-
-def panel_title(title: str) -> str:
-    """A small multiple's title on short lines ("CPU,<br>batching off"): on a phone a panel is
-    under 100 px wide, and one long line ran into its neighbour's."""
-    return title.replace(", ", ",<br>").replace(" (", "<br>(")
-
-
-def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dict:
-    """2 x 2 p99 heatmaps on one colour scale, each with its target contour, as a figure spec.
-
-    No current-settings star: the sidebar's settings are one of the four panels at most, and the
-    main heatmap above already marks them. Columns share their x axis, rows their y axis.
-    """
-    low, high = log_colour_range(grids)
-    traces: list[dict] = []
-    layout: dict = {
-        "height": 640,
-        "font": _FONT,
-        "template": _TEMPLATE_SPEC,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-        "annotations": [],
-    }
-    for index, (grid, title) in enumerate(zip(grids, titles, strict=True)):
-        number = "" if index == 0 else str(index + 1)
-        x_domain, y_domain = _PANEL_DOMAINS[index]
-        row, column = divmod(index, 2)
-        traces += _heatmap_traces(
-            grid,
-            low,
-            high,
-            show_scale=index == 0,
-            full_hover=False,
-            axes=(f"x{number}", f"y{number}"),
-        )
-        x_axis = {
-            "type": NUMERIC_BY_NAME[grid.x_name].scale,
-            "domain": list(x_domain),
-            "anchor": f"y{number}",
-            "showticklabels": row == 1,
-        }
-        y_axis = {
-            "type": NUMERIC_BY_NAME[grid.y_name].scale,
-            "domain": list(y_domain),
-            "anchor": f"x{number}",
-            "showticklabels": column == 0,
-        }
-        if row == 0:  # shared with the panel below
-            x_axis["matches"] = f"x{index + 3}"
-        else:
-            x_axis["title"] = {"text": _axis_title(grid.x_name)}
-        if column == 1:  # shared with the panel to the left
-            y_axis["matches"] = f"y{'' if index == 1 else 3}"
-        else:
-            y_axis["title"] = {"text": _axis_title(grid.y_name)}
-        layout[f"xaxis{number}"], layout[f"yaxis{number}"] = x_axis, y_axis
-        layout["annotations"].append(
-            {
-                "text": panel_title(title),
-                "x": sum(x_domain) / 2,
-                "y": y_domain[1],
-                "xref": "paper",
-                "yref": "paper",
-                "xanchor": "center",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 12},
-            }
-        )
-    return {"data": traces, "layout": layout}
-
-
-def small_multiples(grids: Sequence[P99Grid], titles: Sequence[str]) -> go.Figure:
-    """``small_multiples_spec`` as a validated plotly figure."""
-    return go.Figure(small_multiples_spec(grids, titles))
 
 
 def latency_breakdown_spec(
@@ -545,8 +192,8 @@ def latency_breakdown_spec(
         "annotations": [*annotations, label],
         "barmode": "stack",
         "height": 210,
-        "font": _FONT,
-        "template": _TEMPLATE_SPEC,
+        "font": FONT,
+        "template": TEMPLATE_SPEC,
         "xaxis": {"title": {"text": "ms of the p99"}},
         "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
         "legend": {"orientation": "h", "y": -0.45},
@@ -700,8 +347,8 @@ def latency_distribution(
     )
     figure.update_layout(
         height=300,
-        font=_FONT,
-        template=_TEMPLATE,
+        font=FONT,
+        template=TEMPLATE,
         xaxis_title="latency (ms)",
         yaxis_title="share of requests",
         yaxis_tickformat=".0%",
@@ -709,201 +356,6 @@ def latency_distribution(
         showlegend=False,
     )
     return figure
-
-
-@dataclass(frozen=True)
-class ErrorSummary:
-    """How far a grid's model p99 is from the simulated one, over the cells both call stable."""
-
-    compared_cells: int
-    median_abs_error_pct: float
-    max_abs_error_pct: float
-    over_limit_cells: int
-    stability_disagreements: int
-
-    @property
-    def flagged_cells(self) -> int:
-        return self.over_limit_cells + self.stability_disagreements
-
-    def text(self) -> str:
-        if not self.compared_cells:
-            return (
-                f"No cell is stable in both; {self.stability_disagreements} disagree on stability."
-            )
-        return (
-            f"|error| median {self.median_abs_error_pct:.1f}%, max "
-            f"{self.max_abs_error_pct:.1f}% over {self.compared_cells} cells · "
-            f"{self.flagged_cells} flagged ({self.over_limit_cells} beyond "
-            f"{ERROR_FLAG_PCT:.0f}%, {self.stability_disagreements} disagree on stability)"
-        )
-
-
-def p99_error_pct(model_p99_ms: np.ndarray, simulated_p99_ms: np.ndarray) -> np.ndarray:
-    """100 x (model − simulated) / simulated where both are finite and positive, NaN elsewhere."""
-    both = np.isfinite(model_p99_ms) & np.isfinite(simulated_p99_ms) & (simulated_p99_ms > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(both, 100.0 * (model_p99_ms - simulated_p99_ms) / simulated_p99_ms, np.nan)
-
-
-def error_summary(model_p99_ms: np.ndarray, simulated_p99_ms: np.ndarray) -> ErrorSummary:
-    """Median and max |error| over the comparable cells, and the cells to look at twice."""
-    error = np.abs(p99_error_pct(model_p99_ms, simulated_p99_ms))
-    compared = error[np.isfinite(error)]
-    disagree = np.isfinite(model_p99_ms) != np.isfinite(simulated_p99_ms)
-    return ErrorSummary(
-        compared_cells=int(compared.size),
-        median_abs_error_pct=float(np.median(compared)) if compared.size else math.nan,
-        max_abs_error_pct=float(compared.max()) if compared.size else math.nan,
-        over_limit_cells=int((compared > ERROR_FLAG_PCT).sum()),
-        stability_disagreements=int(disagree.sum()),
-    )
-
-
-def error_map(
-    grid: P99Grid,
-    simulated_p99_ms: np.ndarray,
-    simulated_interval_ms: np.ndarray | None = None,
-) -> go.Figure:
-    """Model p99 error against simulation per cell, in percent, on a diverging scale.
-
-    Cells unstable in both are grey; cells where one says unstable and the other does not are
-    drawn dark, apart from any error colour (white is 0% error, so an unstable cell must not be
-    white). Cells beyond ``ERROR_FLAG_PCT`` carry a cross. Hover gives the model's and the
-    simulated p99, and the simulated interval when ``simulated_interval_ms`` (shape
-    ``(*grid, 2)``) is given. The title is the summary (``error_summary``).
-    """
-    model = grid.p99_ms
-    error_pct = p99_error_pct(model, simulated_p99_ms)
-    limit = float(np.nanmax(np.abs(error_pct))) if np.isfinite(error_pct).any() else 10.0
-    limit = max(5.0, min(limit, 100.0))
-    model_stable, sim_stable = np.isfinite(model), np.isfinite(simulated_p99_ms)
-    where = "rate %{x:,.0f} req/s<br>replicas %{y}<br>"
-    channels = [np.where(model_stable, model, 0.0), np.where(sim_stable, simulated_p99_ms, 0.0)]
-    hover = where + (
-        "model p99 %{customdata[0]:,.3~r} ms<br>simulated p99 %{customdata[1]:,.3~r} ms"
-    )
-    if simulated_interval_ms is not None:
-        interval = np.nan_to_num(np.asarray(simulated_interval_ms, dtype=float), posinf=0.0)
-        channels += [interval[..., 0], interval[..., 1]]
-        hover += " (interval %{customdata[2]:,.3~r}–%{customdata[3]:,.3~r} ms)"
-    hover += "<br>model vs simulation %{z:+.1f}%<extra></extra>"
-    both_unstable = ~model_stable & ~sim_stable
-    disagree = model_stable != sim_stable
-    disagree_text = np.full(model.shape, "", dtype=object)
-    for row, column in zip(*np.nonzero(disagree), strict=True):
-        disagree_text[row, column] = _stability_text(
-            float(model[row, column]), float(simulated_p99_ms[row, column])
-        )
-    flagged = np.abs(np.nan_to_num(error_pct)) > ERROR_FLAG_PCT
-    flag_rows, flag_cols = np.nonzero(flagged)
-    figure = go.Figure(
-        [
-            go.Heatmap(
-                x=grid.rates_rps,
-                y=grid.replicas,
-                z=error_pct.astype(np.float32),
-                zmin=-limit,
-                zmax=limit,
-                zmid=0,
-                colorscale="RdBu_r",
-                colorbar={"title": {"text": "error %"}},
-                customdata=np.dstack(channels).astype(np.float32),
-                hovertemplate=hover,
-                hoverongaps=False,
-                name="error",
-            ),
-            _mask_layer(grid, both_unstable, UNSTABLE_GREY, "unstable (∞) in both"),
-            _mask_layer(
-                grid,
-                disagree,
-                DISAGREE_COLOUR,
-                "stability differs",
-                text=disagree_text,
-            ),
-            go.Scatter(
-                x=grid.rates_rps[flag_cols],
-                y=grid.replicas[flag_rows],
-                mode="markers",
-                marker={"symbol": "x-thin", "size": 7, "line": {"color": "black", "width": 1.5}},
-                name=f"|error| > {ERROR_FLAG_PCT:.0f}%",
-                hoverinfo="skip",
-            ),
-        ]
-    )
-    for name, colour in (
-        ("unstable (∞) in both", UNSTABLE_GREY),
-        ("stability differs", DISAGREE_COLOUR),
-    ):
-        figure.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                name=name,
-                marker={"symbol": "square", "size": 12, "color": colour},
-            )
-        )
-    # A tick format labels every tick in full ("20", not a bare "2" between 10 and 100).
-    figure.update_xaxes(type="log", title_text="request rate (req/s)", tickformat="~s")
-    figure.update_yaxes(type="log", title_text="replicas", dtick="D2", tickformat="~g")
-    figure.update_layout(
-        # Two lines: on one, a half-width chart cut the summary off at its edge.
-        title={
-            "text": error_summary(model, simulated_p99_ms).text().replace(" · ", "<br>"),
-            "font": {"size": 12},
-        },
-        height=560,
-        font=_FONT,
-        template=_TEMPLATE,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        legend={"orientation": "h", "y": -0.18},
-    )
-    return figure
-
-
-def _stability_text(model_p99_ms: float, simulated_p99_ms: float) -> str:
-    """Hover for a cell that one of model and simulation calls unstable and the other not."""
-    if math.isfinite(model_p99_ms):
-        return f"model p99 {ms_text(model_p99_ms)}; the simulation is unstable (∞)"
-    return f"model: unstable (∞); simulated p99 {ms_text(simulated_p99_ms)}"
-
-
-def _mask_layer(
-    grid: P99Grid, mask: np.ndarray, colour: str, label: str, text: np.ndarray | None = None
-) -> go.Heatmap:
-    """One flat colour over the cells in ``mask``; hover gives ``text`` per cell or ``label``."""
-    return go.Heatmap(
-        x=grid.rates_rps,
-        y=grid.replicas,
-        z=np.where(mask, 1.0, np.nan).astype(np.float32),
-        colorscale=[[0, colour], [1, colour]],
-        showscale=False,
-        text=text,
-        hovertemplate="rate %{x:,.0f} req/s<br>replicas %{y}<br>"
-        + ("%{text}" if text is not None else label)
-        + "<extra></extra>",
-        hoverongaps=False,
-        name=label,
-    )
-
-
-def _current_point(grid: P99Grid, *, size: float, outline: float, name: str | None = None) -> dict:
-    """The star marking the sidebar's values of the grid's two inputs (in the legend if named)."""
-    return {
-        "type": "scatter",
-        "x": [getattr(grid.workload, grid.x_name)],
-        "y": [getattr(grid.workload, grid.y_name)],
-        "mode": "markers",
-        "marker": {
-            "symbol": "star",
-            "size": size,
-            "color": "white",
-            "line": {"color": "black", "width": outline},
-        },
-        "name": name,
-        "showlegend": name is not None,
-        "hovertemplate": "current settings<extra></extra>",
-    }
 
 
 PRELOAD_KEY = "sdlab-plotly-preload"

@@ -35,8 +35,9 @@ from sdlab_model.sources import (
     TEACHING_ASSUMPTIONS,
     TRADEOFF_BY_DECISION,
 )
-from sdlab_ui import figures, spawn
-from sdlab_ui.figures import ms_text, rate_text
+from sdlab_ui import figures
+from sdlab_ui.server import spawn
+from sdlab_ui.text import ms_text, rate_text
 from sdlab_ui.widgets import format_value
 
 if TYPE_CHECKING:

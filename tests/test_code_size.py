@@ -18,13 +18,7 @@ KERNEL_COMPILERS = frozenset({"njit", "jit", "_compile", "compile_kernel"})
 """Decorators (or wrappers, ``run = _compile(_run)``) that make a function a numba kernel: a
 compiled loop reads best as one piece, its numpy twin beside it in the tests."""
 
-LONG_UI_MODULES = {
-    "sdlab_ui/cache.py": "cached pure functions for every page; split by the sdlab_ui rebuild",
-    "sdlab_ui/figures.py": "every figure of every page; split by the sdlab_ui rebuild",
-    "sdlab_ui/panels.py": "the Lab's sections and shared machinery; split by the sdlab_ui rebuild",
-    "sdlab_ui/state.py": "URL codec, session store and sidebar; split by the sdlab_ui rebuild",
-    "sdlab_ui/timeline_panel.py": "a second input-spec system; goes with the sdlab_ui rebuild",
-}
+LONG_UI_MODULES: dict[str, str] = {}
 """Module -> why it is over ``MAX_UI_MODULE_LINES`` today."""
 
 LONG_FUNCTIONS = {
@@ -35,9 +29,9 @@ LONG_FUNCTIONS = {
     "sdlab_model/simulation/simulator.py::simulate": "replications, pooling and the summary",
     "sdlab_model/simulation/simulator.py::simulate_grid": "the grid's cells, intervals, progress",
     "sdlab_model/timeline/canary.py::_step": "one rollout step's placements, loads and notes",
-    "sdlab_ui/canary_panel.py::_inputs": "the canary's widgets; from params in the rebuild",
-    "sdlab_ui/figures.py::error_map": "a heatmap's traces, hover and legend; split in the rebuild",
-    "sdlab_ui/timeline_panel.py::timeline_figure": "four panels of a figure; split in the rebuild",
+    "sdlab_ui/timeline/canary.py::_inputs": "the canary's widgets; from params in the rebuild",
+    "sdlab_ui/error_figures.py::error_map": "a heatmap's traces, hover and legend, in order",
+    "sdlab_ui/timeline/sections.py::timeline_figure": "four panels of a figure; split later",
 }
 """``path::function`` -> why it is over ``MAX_FUNCTION_LINES`` today (numba kernels aside)."""
 

@@ -18,15 +18,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
-
-SDLAB_UI_KNOWN_CIRCLES = {
-    ("sdlab_ui.cache", "sdlab_ui.report"),
-}
-"""Circles ``sdlab_ui`` has today, each as its modules in sorted order (the package is to be
-restructured; the test for it is a strict xfail until then)."""
 
 
 def module_files(package: str) -> dict[str, Path]:
@@ -122,26 +114,10 @@ def test_sdlab_model_has_no_import_circle():
     assert not found, "import circles in sdlab_model:\n" + _describe(found)
 
 
-class KnownCircles(Exception):
-    """Raised where ``sdlab_ui`` has exactly its known circles: the expected failure."""
-
-
-@pytest.mark.xfail(
-    raises=KnownCircles,
-    strict=True,
-    reason=f"sdlab_ui's known circles, until it is restructured: {sorted(SDLAB_UI_KNOWN_CIRCLES)}",
-)
 def test_sdlab_ui_has_no_import_circle():
-    """Fails as expected while the known circles are there; a new circle fails for real, and
-    none at all passes, which the strict mark reports as a failure: then drop the mark."""
     graph = import_graph("sdlab_model", "sdlab_ui")
     found = [group for group in circles(graph) if any(m.split(".")[0] == "sdlab_ui" for m in group)]
-    if set(found) == SDLAB_UI_KNOWN_CIRCLES:
-        raise KnownCircles(_describe(found))
-    assert not found, (
-        "import circles in sdlab_ui other than the known ones (SDLAB_UI_KNOWN_CIRCLES: "
-        f"{sorted(SDLAB_UI_KNOWN_CIRCLES)}):\n" + _describe(found)
-    )
+    assert not found, "import circles in sdlab_ui:\n" + _describe(found)
 
 
 def _resolved(node: ast.AST, bound: dict[str, str]) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_FILES = sorted(
-    [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "sdlab_ui").glob("*.py")]
+    [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "sdlab_ui").rglob("*.py")]
 )
 MODEL_FILES = sorted((ROOT / "sdlab_model").glob("*.py"))
 # Modules that open connections. The app serves a page and computes locally; it never calls out.
@@ -116,15 +116,15 @@ def test_every_config_option_exists_in_the_installed_streamlit():
 
 
 TRUSTED_HTML = {
-    ("sdlab_ui/panels.py", "draw_server_diagram"): "Graphviz's SVG of the model's own labels, "
-    "which cache.diagram_svg refuses if it holds a script, an event handler or a foreign object, "
-    "and the legend, the model's literal text",
-    ("sdlab_ui/panels.py", "breakdown"): "an SVG figures.latency_breakdown_svg draws from "
+    ("sdlab_ui/diagram.py", "draw_server_diagram"): "Graphviz's SVG of the model's own labels, "
+    "which diagram.diagram_svg refuses if it holds a script, an event handler or a foreign "
+    "object, and the legend, the model's literal text",
+    ("sdlab_ui/lab/sections.py", "breakdown"): "an SVG figures.latency_breakdown_svg draws from "
     "numbers, every text in it escaped",
-    ("sdlab_ui/panels.py", "sticky_summary"): "a literal empty marker and the summary line, "
+    ("sdlab_ui/lab/headline.py", "sticky_summary"): "a literal empty marker and the summary line, "
     "Markdown of numbers the page computes",
-    ("sdlab_ui/panels.py", "lab_header"): "literal text: the Lab's stylesheet, title and lead",
-    ("sdlab_ui/panels.py", "headline"): "the headline numbers: labels and values the page "
+    ("sdlab_ui/lab/style.py", "lab_header"): "literal text: the Lab's stylesheet, title and lead",
+    ("sdlab_ui/lab/headline.py", "headline"): "the headline numbers: labels and values the page "
     "computes, every text escaped by _metric_html and the table's cells; the literal header",
 }
 """Functions that may render computed HTML, each with the reason it is safe."""
@@ -185,7 +185,7 @@ def test_the_html_check_catches_what_it_guards():
     )
     assert len(_html_problems(risky, "risky.py")) == 4, "every risky call must be reported"
     trusted = "def draw_server_diagram(svg):\n    st.markdown(svg, unsafe_allow_html=True)\n"
-    assert _html_problems(trusted, "sdlab_ui/panels.py") == [], "a trusted function was reported"
+    assert _html_problems(trusted, "sdlab_ui/diagram.py") == [], "a trusted function was reported"
     assert len(_html_problems(trusted, "sdlab_ui/other.py")) == 1, "trust is per file and function"
     assert _html_problems(safe, "safe.py") == [], "literal or escaped text must pass"
 
@@ -210,7 +210,7 @@ def _network_imports(source: str, filename: str) -> list[str]:
 
 
 SOCKET_OPTIONS_ONLY = {
-    "sdlab_ui/sockets.py": "sets TCP_NODELAY on the server's own connections and opens none"
+    "sdlab_ui/server/sockets.py": "sets TCP_NODELAY on the server's own connections and opens none"
 }
 """Files that may import ``socket`` to tune the server's existing sockets, never to call out."""
 _CALLING_OUT = {"connect", "connect_ex", "create_connection", "getaddrinfo", "sendto", "bind"}

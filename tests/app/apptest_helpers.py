@@ -9,8 +9,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from sdlab_model.params import NUMERIC_BY_NAME, TOGGLE_BY_NAME
-from sdlab_ui.panels import HEADLINE_CLASS, METRIC_CLASS
-from sdlab_ui.state import widget_key
+from sdlab_ui.lab.headline import HEADLINE_CLASS, METRIC_CLASS
+from sdlab_ui.sidebar import widget_key
 
 APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 LAB_PAGE = "app_pages/lab.py"

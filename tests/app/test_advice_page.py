@@ -16,7 +16,7 @@ from sdlab_model.advice.search import advise, breaking_points, levers
 from sdlab_model.assessment import judge
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
-from sdlab_ui.state import url_params
+from sdlab_ui.url import url_params
 
 
 def test_advice_page_shows_the_judged_recommendation_and_uses_it_on_click():
@@ -179,12 +179,12 @@ def test_default_prices_are_the_catalogs_figures():
 
 
 def test_the_page_says_when_the_simulation_budget_ran_out(monkeypatch):
-    from sdlab_ui import advice_panel
+    from sdlab_ui.advice import sections
 
     def starved(key: Workload):
         return advise(key, max_simulations=0)
 
-    monkeypatch.setattr(advice_panel, "advise", starved)
+    monkeypatch.setattr(sections, "advise", starved)
     # Card 4 at a rate no other test uses (the search is cached per traffic).
     workload = SCENARIO_BY_ID["registry-canary"].workload().with_changes(rate_rps=61_000)
     app = open_app(url_params(workload, "queueing"), page=ADVICE_PAGE)

@@ -8,7 +8,10 @@ import re
 import numpy as np
 import pytest
 
-from sdlab_ui import figures
+from sdlab_model import grids
+from sdlab_model.assessment import p99_grid
+from sdlab_model.scenarios import SCENARIOS
+from sdlab_ui import figures, heatmap_figures
 from sdlab_ui.figures import BREAKDOWN_PARTS, latency_breakdown_svg
 
 ROWS = [("Queueing model", 20.0, 5.0, 3.5), ("Teaching model", 20.0, 2.5, 12.0)]
@@ -80,4 +83,39 @@ def test_the_cdfs_p99_labels_point_away_from_each_other(p99s):
 def test_a_label_in_a_sentence_keeps_its_acronyms(label, in_prose):
     assert figures.label_in_prose(label) == in_prose, (
         f"{label!r} reads {figures.label_in_prose(label)!r}"
+    )
+
+
+@pytest.mark.parametrize("y_name", ["replicas", "rate_rps"])
+def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
+    """Issue 21: with the p99 target on the x axis, the red line (p99 = target) and the
+    fewest-replicas frontier move with each column's target, not the lab's."""
+    workload = SCENARIOS[4].workload()  # card 5: its fewest replicas vary over the target
+    grid = grids.compute_axes_grid(workload, "queueing", "p99_target_ms", y_name, 9, 12)
+    targets = grid.x_values
+    assert np.array_equal(grid.target_ms[0], targets), "a cell's target is its column's"
+    # The contour the figure draws sits at 0 on log10(p99 / the cell's own target).
+    (contour,) = [
+        t for t in heatmap_figures.p99_heatmap_spec(grid)["data"] if t["type"] == "contour"
+    ]
+    stable = np.isfinite(grid.p99_ms)
+    over = np.asarray(contour["z"], float) > 0
+    assert np.array_equal(over[stable], (grid.p99_ms > targets[None, :])[stable]), (
+        "the SLO line does not separate cells over their own target from those within it"
+    )
+    assert np.all(over[~stable]), "unstable cells must lie over the line"
+    frame = grids.grid_frame(grid)
+    assert np.array_equal(
+        frame["meets_target"].to_numpy(), (grid.p99_ms <= targets[None, :]).ravel().astype(int)
+    ), "the CSV's meets_target is not each cell's own target"
+    if y_name != "replicas":
+        return
+    every_count = np.arange(1, 501, dtype=float)
+    line = p99_grid(workload, [workload.rate_rps], every_count, "queueing")[:, 0]
+    expected = [every_count[np.argmax(line <= t)] if np.any(line <= t) else np.nan for t in targets]
+    assert np.array_equal(grid.frontier_replicas, expected, equal_nan=True), (
+        f"frontier {grid.frontier_replicas} is not each target's fewest replicas {expected}"
+    )
+    assert np.unique(grid.frontier_replicas[np.isfinite(grid.frontier_replicas)]).size > 1, (
+        "the frontier is flat across targets from 5 to 1,000 ms"
     )

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 from apptest_helpers import HEATMAPS_PAGE, assert_no_exception, open_app, sidebar_value
 
+from sdlab_model.grids import rate_axis, replica_axis
 from sdlab_model.params import CHOICE_BY_NAME
-from sdlab_ui.grids import rate_axis, replica_axis
+from sdlab_ui import error_figures, heatmap_figures
 
 
 def test_heatmaps_render_with_csv():
@@ -71,7 +72,7 @@ def test_grid_csv_has_every_cell_and_marks_unstable_ones():
     import io
 
     from sdlab_model import Workload
-    from sdlab_ui.grids import compute_grid, grid_csv
+    from sdlab_model.grids import compute_grid, grid_csv
 
     grid = compute_grid(Workload(), "queueing", rate_cells=12, replica_cells=8)
     lines = io.StringIO(grid_csv(grid))
@@ -88,13 +89,12 @@ def test_heatmap_hover_data_are_the_grid_in_numbers():
     array on the wire), not a label per cell, and they are the grid's own values."""
     import numpy as np
 
-    from sdlab_model import Workload
-    from sdlab_ui import figures, grids
+    from sdlab_model import Workload, grids
 
     grid = grids.compute_grid(
         Workload(rate_rps=20_000), "queueing", rate_cells=24, replica_cells=16
     )
-    colour, unstable_layer, _ = figures.p99_heatmap(grid).data[:3]
+    colour, unstable_layer, _ = heatmap_figures.p99_heatmap(grid).data[:3]
     hover = np.asarray(colour.customdata)
     stable = np.isfinite(grid.p99_ms)
     assert hover.dtype == np.float32, f"hover data should be float32, is {hover.dtype}"
@@ -110,14 +110,13 @@ def test_heatmap_hover_data_are_the_grid_in_numbers():
 def test_small_multiples_hover_gives_each_cell_its_p99():
     import numpy as np
 
-    from sdlab_model import Workload
-    from sdlab_ui import figures, grids
+    from sdlab_model import Workload, grids
 
     panels = [
         grids.compute_grid(Workload(rate_rps=20_000, gpu=gpu), "queueing", 24, 16)
         for gpu in (False, True)
     ]
-    figure = figures.small_multiples(panels, ["CPU", "GPU"])
+    figure = heatmap_figures.small_multiples(panels, ["CPU", "GPU"])
     colour_layers = [trace for trace in figure.data if trace.name == "p99"]
     assert len(colour_layers) == 2, f"expected one colour layer per panel, got {len(colour_layers)}"
     for grid, layer in zip(panels, colour_layers, strict=True):
@@ -188,8 +187,7 @@ def _assert_no_nan_on_hover(figure, what: str) -> None:
 
 
 def _small_grid(**changes):
-    from sdlab_model import Workload
-    from sdlab_ui import grids
+    from sdlab_model import Workload, grids
 
     return grids.compute_grid(Workload(rate_rps=20_000, **changes), "queueing", 24, 16)
 
@@ -212,8 +210,11 @@ def test_target_contour_is_drawn_in_the_target_colour():
 
     grid = _small_grid()
     for what, figure in (
-        ("main heatmap", figures.p99_heatmap(grid)),
-        ("small multiples", figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"])),
+        ("main heatmap", heatmap_figures.p99_heatmap(grid)),
+        (
+            "small multiples",
+            heatmap_figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"]),
+        ),
     ):
         contours = [trace for trace in figure.data if trace.type == "contour"]
         assert contours, f"{what}: no target contour"
@@ -229,17 +230,16 @@ def test_target_contour_is_drawn_in_the_target_colour():
 
 
 def test_heatmap_legend_and_star():
-    from sdlab_ui import figures
 
     grid = _small_grid()
-    main = figures.p99_heatmap(grid)
+    main = heatmap_figures.p99_heatmap(grid)
     frontier = next(t for t in main.data if t.name == "fewest replicas meeting the target")
     assert frontier.line.color.lower() not in ("white", "#fff", "#ffffff"), (
         "the frontier line is white: its legend swatch vanishes on a white legend"
     )
     stars = [t for t in main.data if t.type == "scatter" and t.marker.symbol == "star"]
     assert len(stars) == 1, f"the main heatmap should mark the current settings once: {stars}"
-    multiples = figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"])
+    multiples = heatmap_figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"])
     assert not [t for t in multiples.data if t.type == "scatter" and t.marker.symbol == "star"], (
         "the small multiples carry the current-settings star (it belongs to one panel at most)"
     )
@@ -248,11 +248,11 @@ def test_heatmap_legend_and_star():
 def test_hover_says_replica_for_one():
     import numpy as np
 
-    from sdlab_ui import figures
+    from sdlab_ui.text import replicas_text
 
-    assert figures.replicas_text(1) == "1 replica", figures.replicas_text(1)
-    assert figures.replicas_text(12.0) == "12 replicas", figures.replicas_text(12.0)
-    main = figures.p99_heatmap(_small_grid())
+    assert replicas_text(1) == "1 replica", replicas_text(1)
+    assert replicas_text(12.0) == "12 replicas", replicas_text(12.0)
+    main = heatmap_figures.p99_heatmap(_small_grid())
     frontier = next(t for t in main.data if t.name == "fewest replicas meeting the target")
     shown = {str(text) for text, y in zip(frontier.text, frontier.y, strict=True) if np.isfinite(y)}
     # A whole word: "41 replicas" is right, "1 replicas" is not.
@@ -266,24 +266,22 @@ def test_hover_says_replica_for_one():
 
 
 def test_no_hover_text_contains_nan():
-    from sdlab_ui import figures
 
     grid = _small_grid()
-    _assert_no_nan_on_hover(figures.p99_heatmap(grid), "main heatmap")
+    _assert_no_nan_on_hover(heatmap_figures.p99_heatmap(grid), "main heatmap")
     _assert_no_nan_on_hover(
-        figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"]), "small multiples"
+        heatmap_figures.small_multiples([grid, _small_grid(gpu=True)], ["a", "b"]),
+        "small multiples",
     )
-    _assert_no_nan_on_hover(figures.error_map(grid, _simulated_like(grid)), "error map")
+    _assert_no_nan_on_hover(error_figures.error_map(grid, _simulated_like(grid)), "error map")
 
 
 def test_error_map_sets_unstable_cells_apart_and_summarises():
     import numpy as np
 
-    from sdlab_ui import figures
-
     grid = _small_grid()
     simulated = _simulated_like(grid)
-    figure = figures.error_map(grid, simulated)
+    figure = error_figures.error_map(grid, simulated)
     error_layer = next(t for t in figure.data if t.name == "error")
     error_z = np.asarray(error_layer.z, dtype=float)
     assert error_layer.hoverongaps is False, "the error layer would hover its gaps as NaN"
@@ -299,7 +297,7 @@ def test_error_map_sets_unstable_cells_apart_and_summarises():
     assert not (covered & np.isfinite(error_z)).any(), "a state layer hides an error cell"
     template = error_layer.hovertemplate
     assert "model p99" in template and "simulated p99" in template, template
-    summary = figures.error_summary(grid.p99_ms, simulated)
+    summary = error_figures.error_summary(grid.p99_ms, simulated)
     assert summary.stability_disagreements == 2, summary
     title_lines = figure.layout.title.text.split("<br>")
     assert " · ".join(title_lines) == summary.text(), "the error map's title is not its summary"
@@ -307,7 +305,7 @@ def test_error_map_sets_unstable_cells_apart_and_summarises():
         f"a title line too long for a half-width chart: {title_lines}"
     )
     assert "median" in summary.text() and "flagged" in summary.text(), summary.text()
-    with_interval = figures.error_map(
+    with_interval = error_figures.error_map(
         grid, simulated, np.dstack([simulated * 0.95, simulated * 1.05])
     )
     assert "interval" in next(t for t in with_interval.data if t.name == "error").hovertemplate
@@ -328,8 +326,11 @@ def test_figure_specs_give_the_validated_figures_json():
 
     grid, gpu = _small_grid(), _small_grid(gpu=True)
     for what, spec in (
-        ("main heatmap", figures.p99_heatmap_spec(grid)),
-        ("small multiples", figures.small_multiples_spec([grid, gpu, gpu, grid], list("abcd"))),
+        ("main heatmap", heatmap_figures.p99_heatmap_spec(grid)),
+        (
+            "small multiples",
+            heatmap_figures.small_multiples_spec([grid, gpu, gpu, grid], list("abcd")),
+        ),
         ("breakdown", figures.latency_breakdown_spec([("a", 9.0, 4.0, 2.5)], 100.0)),
         (
             "breakdown, one model unstable",
@@ -446,7 +447,7 @@ def test_grid_csv_names_its_scenario_and_reads_back_with_pandas():
     import pandas as pd
 
     from sdlab_model import Workload
-    from sdlab_ui.grids import compute_axes_grid, grid_csv
+    from sdlab_model.grids import compute_axes_grid, grid_csv
 
     workload = Workload(lb_policy="least_request", model_latency_ms=33.0, models_hosted=3)
     grid = compute_axes_grid(workload, "queueing", "model_latency_ms", "replicas", 6, 5)
@@ -467,14 +468,14 @@ def test_grid_csv_names_its_scenario_and_reads_back_with_pandas():
 def test_small_multiple_titles_fit_a_phones_panel():
     # At 390 px a panel of a 2 x 2 view is about 75 px wide: 12 px text fits ~14 characters a
     # line (measured in Chromium: one-line titles of 20+ characters ran into their neighbours).
-    from sdlab_ui import cache, figures
+    from sdlab_ui import cache
 
     titles = [title for title, _ in cache.SMALL_MULTIPLES] + list(
         cache.POLICY_PANEL_TITLES.values()
     )
     assert set(cache.POLICY_PANEL_TITLES) == set(CHOICE_BY_NAME["lb_policy"].choices)
     for title in titles:
-        lines = figures.panel_title(title).split("<br>")
+        lines = heatmap_figures.panel_title(title).split("<br>")
         assert max(len(line) for line in lines) <= 14, f"title too wide for a phone: {lines}"
 
 
@@ -496,7 +497,7 @@ def test_with_the_target_as_an_axis_the_page_draws_each_columns_line_and_frontie
     import itertools
 
     from sdlab_model.scenarios import SCENARIO_BY_ID
-    from sdlab_ui.state import url_params
+    from sdlab_ui.url import url_params
 
     card = SCENARIO_BY_ID["multi-model-scale"].workload()
     app = open_app(url_params(card, "queueing"), page=HEATMAPS_PAGE)

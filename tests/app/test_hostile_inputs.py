@@ -14,7 +14,8 @@ from apptest_helpers import assert_no_exception, headline_p99, open_app, sidebar
 
 from sdlab_model import scenario_file
 from sdlab_model.workload import Workload
-from sdlab_ui.state import MAX_NOTICES_SHOWN, WORD_JOINER, plain_text, widget_key
+from sdlab_ui.sidebar import widget_key
+from sdlab_ui.state import MAX_NOTICES_SHOWN, WORD_JOINER, plain_text
 
 UPLOAD_KEY = "lab.scenario_upload"
 LONE_SURROGATE = "\ud800"

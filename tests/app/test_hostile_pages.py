@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import assert_no_exception, open_app
 
-from sdlab_ui.timeline_panel import FIELDS
+from sdlab_ui.timeline.fields import FIELDS
 
 TIMELINE_PAGE = "app_pages/timeline.py"
 RESIDENCY_PAGE = "app_pages/residency.py"

@@ -24,17 +24,16 @@ from sdlab_model.design import packing_note
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.residency import ResidencyInputs
 from sdlab_model.scenarios import walkthrough_numbers
-from sdlab_ui import cache, report
-from sdlab_ui.cards import card_key
-from sdlab_ui.figures import PRELOAD_KEY, ms_text
-from sdlab_ui.panels import (
-    BREAKDOWN_CLASS,
-    DIAGRAM_LEGEND,
-    DIAGRAM_OPENING,
-    HEADLINE_CLASS,
-    LAB_TITLE,
-)
-from sdlab_ui.state import ADVANCED_TOGGLE_KEY, url_params, widget_key
+from sdlab_ui import cache, diagram, report
+from sdlab_ui.diagram import DIAGRAM_LEGEND, DIAGRAM_OPENING
+from sdlab_ui.figures import PRELOAD_KEY
+from sdlab_ui.lab.cards import card_key
+from sdlab_ui.lab.headline import HEADLINE_CLASS
+from sdlab_ui.lab.sections import BREAKDOWN_CLASS
+from sdlab_ui.lab.style import LAB_TITLE
+from sdlab_ui.sidebar import ADVANCED_TOGGLE_KEY, widget_key
+from sdlab_ui.text import ms_text
+from sdlab_ui.url import url_params
 
 _CARD_FIELDS = (
     "rate_rps",
@@ -111,8 +110,10 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_a_diagram_drawn_before_is_drawn_at_once_without_a_worker(monkeypatch):
     later = []
-    original = cache.diagram_svg_later
-    monkeypatch.setattr(cache, "diagram_svg_later", lambda dot: later.append(dot) or original(dot))
+    original = diagram.diagram_svg_later
+    monkeypatch.setattr(
+        diagram, "diagram_svg_later", lambda dot: later.append(dot) or original(dot)
+    )
     first = open_app({"rate_rps": "2468"})
     assert len(later) == 1, f"a new diagram went to the worker {len(later)} times"
     second = open_app({"rate_rps": "2468"})  # another visitor, the same lab
@@ -125,7 +126,7 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
     if missing == "no dot":
         monkeypatch.setattr(report, "dot_available", lambda: False)
-    cache.diagram_svg.cache_clear()
+    diagram.diagram_svg.cache_clear()
     app = open_app({"rate_rps": "1234"})
     assert_no_exception(app)
     charts = app.get("graphviz_chart")
@@ -134,7 +135,7 @@ def test_without_graphviz_the_browser_draws_the_diagram(monkeypatch, missing):
     assert not [m for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)], "an SVG was drawn"
     legends = [c for c in app.main.caption if c.value == DIAGRAM_LEGEND]
     assert len(legends) == 1, f"{len(legends)} legends under the browser-drawn diagram"
-    cache.diagram_svg.cache_clear()
+    diagram.diagram_svg.cache_clear()
 
 
 def test_a_sessions_first_run_alone_preloads_plotly_in_a_hidden_chart():
@@ -156,8 +157,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
     """A simulation was most of a fresh rerun's server time (issue 13): where the queueing model
     is exact or validated, the page runs one only when the visitor turns the check on."""
     from sdlab_model.simulation.summary import simulation_key
-    from sdlab_ui import cache
-    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+    from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
     calls: list[Workload] = []
     simulate = cache.design_simulation
@@ -177,7 +177,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
 
 
 def test_latency_cdf_is_drawn_once_its_panel_is_open():
-    from sdlab_ui.panels import SIMULATION_CHECK_KEY
+    from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
     app = open_app()
     app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
@@ -331,7 +331,7 @@ def test_walkthrough_asks_for_a_prediction_before_it_loads_the_card(lab):
 
 
 def test_a_forged_prediction_past_the_fields_limit_is_echoed_cut(lab):
-    from sdlab_ui.cards import PREDICTION_MAX_CHARS
+    from sdlab_ui.lab.cards import PREDICTION_MAX_CHARS
 
     lab.button(key="lab.walk.start").click().run()
     lab.text_input(key="lab.walk.prediction").set_value("[x](https://e.test) " * 50_000).run()

@@ -11,7 +11,8 @@ from sdlab_model import SCENARIOS
 from sdlab_model.params import DEFAULT_MODEL
 from sdlab_model.workload import Workload
 from sdlab_ui import state
-from sdlab_ui.state import parse_query_params, url_params, widget_key
+from sdlab_ui.sidebar import widget_key
+from sdlab_ui.url import parse_query_params, url_params
 
 # The query string of any card (before: 334 characters for every lab, the default one included).
 CARD_QUERY_MAX_CHARS = 120

@@ -29,8 +29,9 @@ from apptest_helpers import (
 from sdlab_model import SCENARIOS, Workload
 from sdlab_model.assessment import Assessment, judge
 from sdlab_model.residency import ResidencyInputs
-from sdlab_ui import cache, compare, panels, report
-from sdlab_ui.figures import ms_text
+from sdlab_ui import cache, report
+from sdlab_ui.lab import compare, headline, sections
+from sdlab_ui.text import ms_text
 
 ROOT = Path(__file__).resolve().parents[2]
 RESIDENCY_PAGE = "app_pages/residency.py"
@@ -87,13 +88,13 @@ def _table_rows(app, heading: str) -> list[str]:
 
 def _assert_lab_says(app, judged: Assessment, case: str) -> None:
     metrics = headline_metrics(app)
-    label = panels.p99_label(judged)
+    label = headline.p99_label(judged)
     assert label in metrics, f"{case}: headline labels {sorted(metrics)}, judgement {label!r}"
     value, tone, _ = metrics[label]
     # Past capacity every percentile reads ∞ (the teaching model's capped figure is quoted in
     # the banner, not headlined).
     shown = judged.p99_ms if judged.is_stable else math.inf
-    assert value == panels.metric_ms(shown), (
+    assert value == headline.metric_ms(shown), (
         f"{case}: headline p99 {value!r}, judgement {judged.p99_ms!r}"
     )
     if judged.is_stable:
@@ -106,24 +107,25 @@ def _assert_lab_says(app, judged: Assessment, case: str) -> None:
     assert f"<td><strong>{needed_text}</strong></td>" in block, (
         f"{case}: replicas needed is not the judgement's {needed_text}: {block[-400:]}"
     )
-    summary = next(m.value for m in app.sidebar.markdown if panels.SUMMARY_CLASS in m.value)
-    assert summary.endswith(panels.summary_line(judged)), (
-        f"{case}: sidebar {summary!r} is not the judgement's {panels.summary_line(judged)!r}"
+    summary = next(m.value for m in app.sidebar.markdown if headline.SUMMARY_CLASS in m.value)
+    assert summary.endswith(headline.summary_line(judged)), (
+        f"{case}: sidebar {summary!r} is not the judgement's {headline.summary_line(judged)!r}"
     )
     shape = next(m.value for m in app.markdown if m.value.startswith("#### Recommended shape"))
     assert f"**{judged.stage.title}**" in shape, f"{case}: stage {shape!r} vs {judged.stage}"
-    expected = [f"- {panels.STATUS_ICON[r.status]} {r.text}" for r in judged.reasons]
+    expected = [f"- {sections.STATUS_ICON[r.status]} {r.text}" for r in judged.reasons]
     assert _why_lines(app) == expected, f"{case}: reasons differ from the judgement's"
     rows = _table_rows(app, "#### Bottlenecks")
     assert len(rows) == len(judged.meters), f"{case}: {len(rows)} meters shown"
     for row, meter in zip(rows, judged.meters, strict=True):
-        assert row.startswith(f"| {panels.STATUS_ICON[meter.status]} **{meter.label}**"), (
+        assert row.startswith(f"| {sections.STATUS_ICON[meter.status]} **{meter.label}**"), (
             f"{case}: meter {row!r} is not {meter.status} {meter.label}"
         )
         assert meter.value_text in row, f"{case}: meter {row!r} lacks {meter.value_text!r}"
     decisions = _table_rows(app, "#### Decisions")
     expected = [
-        f"| **{d.label}** | {panels.DECISION_BADGE[d.state]} | {d.text} |" for d in judged.decisions
+        f"| **{d.label}** | {sections.DECISION_BADGE[d.state]} | {d.text} |"
+        for d in judged.decisions
     ]
     assert decisions == expected, f"{case}: decisions differ from the judgement's"
 
@@ -184,7 +186,7 @@ def test_advice_reads_the_current_design_as_the_lab_does(case, workload):
     app = open_app(_query(workload, "queueing"), page=ADVICE_PAGE)
     assert_no_exception(app)
     current = next(m.value for m in app.markdown if "The current design:" in m.value)
-    label = panels.p99_label(judged)
+    label = headline.p99_label(judged)
     shown = f"{label} {ms_text(judged.p99_ms) if judged.is_stable else 'unstable (∞)'}"
     assert current.rstrip(".").endswith(shown) or f"{shown}." in current, (
         f"{case}: Advice reads the current design as {current!r}, the judgement {shown!r}"

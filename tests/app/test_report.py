@@ -7,8 +7,9 @@ import re
 import pytest
 
 from sdlab_model import SCENARIOS
-from sdlab_ui import cache, panels, report
-from sdlab_ui.state import link_query
+from sdlab_ui import cache, diagram, report
+from sdlab_ui.lab import sections
+from sdlab_ui.url import link_query
 
 CARD = SCENARIOS[2]  # GPU + autoscaling: every part of the report has something to say
 
@@ -20,7 +21,7 @@ def view() -> cache.LabView:
 
 @pytest.fixture(scope="module")
 def html(view) -> str:
-    return panels._html_report(view, link_query(CARD.workload(), "queueing"))
+    return sections._html_report(view, link_query(CARD.workload(), "queueing"))
 
 
 def test_the_html_report_has_every_section_in_order(html):
@@ -51,7 +52,7 @@ def test_the_html_report_carries_the_design(html, view):
 
 
 def test_without_graphviz_the_report_gives_the_diagrams_source(view):
-    dot = panels.diagram_dot(view.result)
+    dot = diagram.diagram_dot(view.result)
     page = report.html_report(view, heatmap=None, dot=dot, svg=None, link_query="")
     assert "Graphviz is not installed" in page, "no note that the diagram is missing"
     assert "<pre>digraph" in page, "the DOT source is missing"
@@ -68,7 +69,8 @@ def test_the_markdown_summary_has_the_same_sections_and_the_p99(view):
 
 
 def test_the_html_download_is_built_once_per_design_holding_the_python_lane(view, monkeypatch):
-    from sdlab_ui import budget, downloads
+    from sdlab_ui import downloads
+    from sdlab_ui.server import budget
 
     downloads.built_report.cache_clear()
     lanes = []
@@ -80,26 +82,27 @@ def test_the_html_download_is_built_once_per_design_holding_the_python_lane(view
 
     monkeypatch.setattr(report, "html_report", counted)
     query = link_query(CARD.workload(), "queueing")
-    first = panels._html_report(view, query)
-    again = panels._html_report(view, query)
+    first = sections._html_report(view, query)
+    again = sections._html_report(view, query)
     assert again is first, "the same design's report is kept, not built again"
     assert lanes == [budget.PYTHON], f"one build, holding the PYTHON lane: lanes held {lanes}"
     other = cache._lab_view(SCENARIOS[0].workload(), "queueing")
-    panels._html_report(other, link_query(SCENARIOS[0].workload(), "queueing"))
+    sections._html_report(other, link_query(SCENARIOS[0].workload(), "queueing"))
     assert len(lanes) == 2, "another design is built"
 
 
 def test_a_report_build_waits_while_the_python_lane_is_full(view):
     import threading
 
-    from sdlab_ui import budget, downloads
+    from sdlab_ui import downloads
+    from sdlab_ui.server import budget
 
     downloads.built_report.cache_clear()
     for _ in range(budget.PYTHON.slots):
         budget.PYTHON.acquire()
     done = threading.Event()
     query = link_query(CARD.workload(), "queueing")
-    worker = threading.Thread(target=lambda: (panels._html_report(view, query), done.set()))
+    worker = threading.Thread(target=lambda: (sections._html_report(view, query), done.set()))
     try:
         worker.start()
         assert not done.wait(1.0), "a report was built while the PYTHON lane was taken"

@@ -15,9 +15,9 @@ from sdlab_model.residency.routing import routed_latency
 from sdlab_model.residency.simulated import simulate_packed, simulate_routed
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
-from sdlab_ui.figures import ms_text
-from sdlab_ui.residency_panel import RECOMMENDED_SIM_REQUESTS, SIM_REQUESTS, money
-from sdlab_ui.state import widget_key
+from sdlab_ui.residency.sections import RECOMMENDED_SIM_REQUESTS, SIM_REQUESTS, money
+from sdlab_ui.sidebar import widget_key
+from sdlab_ui.text import ms_text
 
 RESIDENCY_PAGE = "app_pages/residency.py"
 # Forty models on eight GPU replicas at 1,600 req/s; 1 GB models with 20 ms of fixed load time:

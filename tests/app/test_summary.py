@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apptest_helpers import assert_no_exception, headline_p99, open_app
 
-from sdlab_ui.panels import SUMMARY_CLASS
+from sdlab_ui.lab.headline import SUMMARY_CLASS
 
 _MARKER = f'<span class="{SUMMARY_CLASS}"></span>'
 

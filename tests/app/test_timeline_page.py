@@ -18,7 +18,7 @@ from sdlab_model.timeline import (
 from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.workload import Workload
-from sdlab_ui.advice_panel import money
+from sdlab_ui.text import money
 
 TIMELINE_PAGE = "app_pages/timeline.py"
 

@@ -45,7 +45,7 @@ def test_linear_sliders_show_their_unit_and_no_idle_decimals():
     from apptest_helpers import open_app
 
     from sdlab_model.params import NUMERIC_BY_NAME
-    from sdlab_ui.state import widget_key
+    from sdlab_ui.sidebar import widget_key
     from sdlab_ui.widgets import slider_format
 
     window = NUMERIC_BY_NAME["batch_window_ms"]

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOWN_TEXT_MODULES = (
     "app.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py")),
-    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "sdlab_ui").glob("*.py")),
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "sdlab_ui").rglob("*.py")),
     "sdlab_model/scenarios.py",
     "sdlab_model/sources.py",
     "sdlab_model/params.py",

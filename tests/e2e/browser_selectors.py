@@ -2,7 +2,7 @@
 
 import json
 
-from sdlab_ui.panels import LAB_TITLE
+from sdlab_ui.lab.style import LAB_TITLE
 
 DIAGRAM_SVG = '.sdlab-diagram svg, [data-testid="stGraphVizChart"] svg'
 """The architecture diagram: drawn on the server as SVG, or by the browser without Graphviz."""

@@ -25,7 +25,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
 
-from sdlab_ui import warmup
+from sdlab_ui.server import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 60

@@ -8,7 +8,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
 
-from sdlab_ui.panels import DIAGRAM_OPENING
+from sdlab_ui.diagram import DIAGRAM_OPENING
 
 RUN_TIMEOUT_S = 120
 

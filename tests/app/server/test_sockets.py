@@ -1,4 +1,4 @@
-"""TCP_NODELAY on the server's connections (``sdlab_ui.sockets``)."""
+"""TCP_NODELAY on the server's connections (``sdlab_ui.server.sockets``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import socket
 import tempfile
 
-from sdlab_ui.sockets import ensure_nodelay
+from sdlab_ui.server.sockets import ensure_nodelay
 
 
 def _nodelay(sock: socket.socket) -> int:

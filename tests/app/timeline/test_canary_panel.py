@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdlab_model.timeline.canary import CanaryPlan, plan_rollout
 from sdlab_model.workload import Workload
-from sdlab_ui.canary_panel import detection_metric_text, rollout_table
+from sdlab_ui.timeline.canary import detection_metric_text, rollout_table
 
 QUERY_RATE_RPS = 3000.0
 QUERY_REPLICAS = 10
@@ -15,9 +15,9 @@ QUERY_REPLICAS = 10
 
 def _panel():
     from sdlab_model.workload import Workload
-    from sdlab_ui import canary_panel
+    from sdlab_ui.timeline import canary
 
-    canary_panel.render(Workload(rate_rps=3000.0, replicas=10))
+    canary.render(Workload(rate_rps=3000.0, replicas=10))
 
 
 def _open() -> AppTest:
@@ -108,7 +108,7 @@ def test_a_time_shorter_than_one_metric_interval_reads_within_one_interval():
 def test_steps_text_over_the_limit_is_refused_before_parsing_and_not_repeated():
     import time
 
-    from sdlab_ui.canary_panel import STEPS_MAX_CHARS, parse_steps
+    from sdlab_ui.timeline.canary import STEPS_MAX_CHARS, parse_steps
 
     flood = "1," * 2_450_000  # 4.9 MB, the audit's input
     started = time.perf_counter()

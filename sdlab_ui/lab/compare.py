@@ -17,8 +17,8 @@ from sdlab_model.advice.search import workload_cost
 from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import cache, panels, state
-from sdlab_ui.figures import ms_text, rate_text
+from sdlab_ui import cache, diagram, state
+from sdlab_ui.text import ms_text, rate_text
 from sdlab_ui.widgets import format_value
 
 
@@ -177,7 +177,7 @@ def section(view_b: cache.LabView, lab: state.LabState) -> None:
     for name, view in (("A (pinned)", view_a), ("B (this lab)", view_b)):
         column = st.container()
         column.markdown(f"**{name}**")
-        panels.draw_diagram(column, panels.diagram_dot(view.result))
+        diagram.draw_diagram(column, diagram.diagram_dot(view.result))
     buttons = st.columns(2)
     buttons[0].button(
         "Swap: make A the lab, pin B", key="sdlab.compare.swap", on_click=state.swap_pinned

@@ -21,7 +21,7 @@ def card_key(card_id: str) -> str:
 
 
 CARDS_KEY = "lab-cards"
-"""The row of cards (the Lab's stylesheet, ``panels.lab_header``, sizes the cards in it)."""
+"""The row of cards (the Lab's stylesheet, ``style.lab_header``, sizes the cards in it)."""
 
 
 HEADING = "#### Scenarios: click a card to load it, left to right for the demo path"

@@ -17,9 +17,9 @@ import streamlit as st
 from sdlab_model.timeline import canary
 from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, runs, state
-from sdlab_ui.advice_panel import money
-from sdlab_ui.figures import ms_text
+from sdlab_ui import state
+from sdlab_ui.server import budget, runs
+from sdlab_ui.text import money, ms_text
 
 _KEY = {Workload: astuple, CanaryPlan: astuple}
 KEY_PREFIX = "canary."

@@ -26,8 +26,9 @@ from sdlab_model.residency.placement import (
 from sdlab_model.residency.simulated import simulate_packed, simulate_routed
 from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, state
-from sdlab_ui.figures import ms_text
+from sdlab_ui import state
+from sdlab_ui.server import budget
+from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import linear_step, log_options, option_labels, slider_format
 
 _KEY = {Workload: astuple, ResidencyInputs: astuple}

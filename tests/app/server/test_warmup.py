@@ -10,7 +10,7 @@ from apptest_helpers import assert_no_exception, headline_p99, open_app
 
 from sdlab_model.queues import kernels
 from sdlab_model.queues.warmup import warm_up_in_a_subprocess
-from sdlab_ui import warmup
+from sdlab_ui.server import warmup
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from sdlab_model.advice.search import priced_as, replica_of
 from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import state
-from sdlab_ui.advice_panel import money
+from sdlab_ui.text import money
 
 _CATALOG_KEY = "advice.catalog_choice"
 _PROFILE_KEY = "advice.profile_upload"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from sdlab_ui import budget, runs
+from sdlab_ui.server import budget, runs
 
 
 def _started(target) -> threading.Thread:

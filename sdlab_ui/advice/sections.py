@@ -32,8 +32,10 @@ from sdlab_model.advice.search import (
 from sdlab_model.assessment import needs_simulation
 from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, cache, state
-from sdlab_ui.figures import TARGET_COLOUR, ms_text
+from sdlab_ui import cache, state
+from sdlab_ui.figures import TARGET_COLOUR
+from sdlab_ui.server import budget
+from sdlab_ui.text import money, ms_text
 
 _KEY = {Workload: astuple}
 
@@ -82,13 +84,6 @@ def p99_label(design: Design) -> str:
     if design.simulation is None:
         return "p99"
     return "p99 (simulated)" if design.simulation.converged else "p99 (simulated, not converged)"
-
-
-def money(usd: float) -> str:
-    """Dollars as a person reads them: cents below $100, whole dollars above."""
-    if not math.isfinite(usd):
-        return "—"
-    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
 
 
 def cost_line(workload: Workload) -> str:

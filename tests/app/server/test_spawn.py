@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from sdlab_ui import spawn
+from sdlab_ui.server import spawn
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
 CAT, TRUE = shutil.which("cat"), shutil.which("true")

@@ -2,7 +2,7 @@
 
 The Lab's diagram waits for Graphviz's ``dot``, a separate process: 15–30 ms of wall time, little
 of the server's CPU. Started first and drawn last, it runs while the rest of the page and the
-sidebar are drawn, instead of holding them up (``panels.architecture``). ``app.py`` clears the
+sidebar are drawn, instead of holding them up (``diagram.architecture``). ``app.py`` clears the
 list at the start of every run (a run cut short by a newer one leaves its own behind) and calls
 ``run`` once the sidebar is drawn.
 """

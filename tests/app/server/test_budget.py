@@ -9,7 +9,8 @@ import time
 import pytest
 
 from sdlab_model.workload import Workload
-from sdlab_ui import budget, cache
+from sdlab_ui import cache
+from sdlab_ui.server import budget
 
 
 def _near_saturation(utilization: float, **changes) -> Workload:

@@ -10,9 +10,10 @@ from sdlab_model import evaluate
 from sdlab_model.advice.search import workload_cost
 from sdlab_model.params import DEFAULT_MODEL
 from sdlab_model.workload import Workload
-from sdlab_ui import compare
-from sdlab_ui.figures import ms_text
-from sdlab_ui.state import parse_pinned, parse_query_params, url_params, widget_key
+from sdlab_ui.lab import compare
+from sdlab_ui.sidebar import widget_key
+from sdlab_ui.text import ms_text
+from sdlab_ui.url import parse_pinned, parse_query_params, url_params
 
 DESIGN_A = Workload(rate_rps=5000, replicas=10)
 DESIGN_B = Workload(rate_rps=5000, replicas=10, dynamic_batching=False)

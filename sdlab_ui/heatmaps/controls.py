@@ -12,8 +12,9 @@ import math
 
 import streamlit as st
 
+from sdlab_model import grids
 from sdlab_model.params import NUMERIC_BY_NAME, NUMERIC_INPUTS
-from sdlab_ui import grids, state
+from sdlab_ui import state
 from sdlab_ui.widgets import linear_step
 
 _AXES_KEY = "sdlab.heatmap_axes"

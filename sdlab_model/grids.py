@@ -1,7 +1,7 @@
 """Heatmap grids: p99 over any two numeric inputs for one workload, as plain arrays.
 
 Pure functions of a workload, a model and two axes (no Streamlit), so they are easy to test and
-to cache (``sdlab_ui.cache``). The axes span the sliders' full ranges, on the inputs' own scales
+to cache (the UI's ``cache``). The axes span the sliders' full ranges, on the inputs' own scales
 (log or linear). Request rate x replicas, the default, is vectorized in the model
 (``p99_grid``); any other pair is evaluated one row of cells (or one cell) at a time.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdlab_model import design, p99_grid
-from sdlab_model.assessment import ModelName, p99_pairs
+from sdlab_model import design
+from sdlab_model.assessment import ModelName, p99_grid, p99_pairs
 from sdlab_model.params import (
     CHOICE_INPUTS,
     MODELS_PER_REPLICA_HOT,
@@ -240,7 +240,7 @@ def _frontier(
     and none above the grid's own first meeting row can be the first. Over the rate axis, each
     column's counts between those two bounds, every column's in one model call (``p99_pairs``:
     a call costs ~1 ms before its first cell): the same answer as every count in every column
-    (``tests/app/test_grids.py``). Over any other x axis, every count, one column at a time.
+    (``tests/sdlab_model/test_grids.py``). Over any other x axis, every count, one column at a time.
     """
     target = workload.p99_target_ms
     top = int(_REPLICAS.maximum)
@@ -278,8 +278,8 @@ def stage_grid(
     need-flags as arrays, the same rules in the same order. ``axes`` maps input names to values
     broadcasting to ``shape`` (the grid's two axes); every other input is ``workload``'s. (Per
     cell, a workload and a latency result cost ~100 ms a grid, most of a Heatmaps rerun.)
-    ``tests/app/test_grids.py`` checks it against the per-cell rules. The rules read neither p99
-    nor utilization.
+    ``tests/sdlab_model/test_grids.py`` checks it against the per-cell rules. The rules read
+    neither p99 nor utilization.
     """
 
     def value(name: str) -> np.ndarray | float:

@@ -35,7 +35,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdlab_model.workload import Workload
-from sdlab_ui import runs
+from sdlab_ui.server import runs
 
 HEAVY_UTILIZATION = 0.9
 """From here up an unbatched queueing evaluation solves a large M/D/c chain exactly: its state
@@ -121,7 +121,7 @@ class Lane:
                 with self._condition:
                     self._condition.wait_for(lambda: ticket.granted)
                 return
-            runs.give_up()  # no run slot held while waiting (see sdlab_ui/runs.py)
+            runs.give_up()  # no run slot held while waiting (see sdlab_ui/server/runs.py)
             self._wait_showing_place(ticket, place)
         except BaseException:
             with self._condition:

@@ -8,11 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from sdlab_model import grids
 from sdlab_model.assessment import latency, p99_grid
 from sdlab_model.design import needs_of, recommend_stage
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
-from sdlab_ui import grids
 
 RATE_CELLS, REPLICA_CELLS = 24, 16
 
@@ -138,38 +138,3 @@ def test_other_axes_give_each_cell_its_own_workloads_p99_and_stage(axes):
             )
     has_frontier = grid.frontier_replicas is not None
     assert has_frontier == (y_name == "replicas"), f"{axes}: frontier {has_frontier}"
-
-
-@pytest.mark.parametrize("y_name", ["replicas", "rate_rps"])
-def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
-    """Issue 21: with the p99 target on the x axis, the red line (p99 = target) and the
-    fewest-replicas frontier move with each column's target, not the lab's."""
-    from sdlab_ui import figures
-
-    workload = SCENARIOS[4].workload()  # card 5: its fewest replicas vary over the target
-    grid = grids.compute_axes_grid(workload, "queueing", "p99_target_ms", y_name, 9, 12)
-    targets = grid.x_values
-    assert np.array_equal(grid.target_ms[0], targets), "a cell's target is its column's"
-    # The contour the figure draws sits at 0 on log10(p99 / the cell's own target).
-    (contour,) = [t for t in figures.p99_heatmap_spec(grid)["data"] if t["type"] == "contour"]
-    stable = np.isfinite(grid.p99_ms)
-    over = np.asarray(contour["z"], float) > 0
-    assert np.array_equal(over[stable], (grid.p99_ms > targets[None, :])[stable]), (
-        "the SLO line does not separate cells over their own target from those within it"
-    )
-    assert np.all(over[~stable]), "unstable cells must lie over the line"
-    frame = grids.grid_frame(grid)
-    assert np.array_equal(
-        frame["meets_target"].to_numpy(), (grid.p99_ms <= targets[None, :]).ravel().astype(int)
-    ), "the CSV's meets_target is not each cell's own target"
-    if y_name != "replicas":
-        return
-    every_count = np.arange(1, 501, dtype=float)
-    line = p99_grid(workload, [workload.rate_rps], every_count, "queueing")[:, 0]
-    expected = [every_count[np.argmax(line <= t)] if np.any(line <= t) else np.nan for t in targets]
-    assert np.array_equal(grid.frontier_replicas, expected, equal_nan=True), (
-        f"frontier {grid.frontier_replicas} is not each target's fewest replicas {expected}"
-    )
-    assert np.unique(grid.frontier_replicas[np.isfinite(grid.frontier_replicas)]).size > 1, (
-        "the frontier is flat across targets from 5 to 1,000 ms"
-    )

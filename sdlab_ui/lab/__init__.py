@@ -1,0 +1,1 @@
+"""The Lab page's sections: headline, diagram, scenario cards, comparison, accuracy, downloads."""

@@ -1,0 +1,1 @@
+"""The Models and memory page's sections: residency inputs, placements and their check."""

@@ -1,0 +1,43 @@
+"""Numbers as a person reads them, in every page's text, hover and report: milliseconds, request
+rates, replica counts and dollars."""
+
+from __future__ import annotations
+
+import math
+
+
+def ms_text(value_ms: float | None) -> str:
+    """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
+    if value_ms is None:
+        return "—"
+    if not math.isfinite(value_ms):
+        return "unstable (∞)"
+    if value_ms >= 10_000:
+        return f"{value_ms / 1000:,.0f} s"
+    if value_ms >= 1_000:
+        return f"{value_ms / 1000:.2f} s"
+    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+
+
+def rate_text(rate_rps: float) -> str:
+    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
+    if not math.isfinite(rate_rps):
+        return "∞"
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if rate_rps >= scale:
+            return f"{rate_rps / scale:.3g}{suffix} req/s"
+    return f"{rate_rps:.3g} req/s"
+
+
+def replicas_text(count: float) -> str:
+    """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
+    if not math.isfinite(count):
+        return ""
+    return "1 replica" if count == 1 else f"{count:,.0f} replicas"
+
+
+def money(usd: float) -> str:
+    """Dollars as a person reads them: cents below $100, whole dollars above."""
+    if not math.isfinite(usd):
+        return "—"
+    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"

@@ -1,0 +1,311 @@
+"""The Timeline page's sections: the charts over time, the totals, the autoscaled fleet against a
+fixed one sized for the peak, and the simulator check (the inputs are ``controls.py``'s).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from sdlab_model.timeline import (
+    TimelineInputs,
+    TimelineResult,
+    run_fixed_for_peak,
+    run_timeline,
+)
+from sdlab_model.timeline.autoscalers import (
+    AUTOSCALER_LABELS,
+    HPA_CPU_INITIALIZATION_PERIOD_S,
+    HPA_METRIC_WINDOW_S,
+    MAX_REPLICAS,
+)
+from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
+from sdlab_ui.cache import shared_cache
+from sdlab_ui.figures import TARGET_COLOUR
+from sdlab_ui.server import budget, runs
+from sdlab_ui.text import money, ms_text
+
+MAX_CHART_POINTS = 1_500
+"""Points per line: a day at 1 s is 86,400 steps, drawn as at most this many buckets."""
+CHECK_KEY = "timeline.check"
+
+
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs={TimelineInputs: repr})
+def _cached_run(inputs: TimelineInputs, fixed: bool) -> TimelineResult:
+    with budget.slot(budget.WORK):
+        return run_fixed_for_peak(inputs) if fixed else run_timeline(inputs)
+
+
+def run_both(inputs: TimelineInputs) -> tuple[TimelineResult, TimelineResult]:
+    """The autoscaled timeline and the fixed fleet for the peak, with a progress bar."""
+    bar = st.progress(0.0, text="Running the autoscaled timeline…")
+    autoscaled = _cached_run(inputs, False)
+    bar.progress(0.5, text="Running a fixed fleet sized for the peak…")
+    fixed = _cached_run(inputs, True)
+    bar.empty()
+    return autoscaled, fixed
+
+
+def _buckets(n: int) -> int:
+    return max(1, math.ceil(n / MAX_CHART_POINTS))
+
+
+def _reduce(values: np.ndarray, size: int, how) -> np.ndarray:
+    padded = np.concatenate([values, np.repeat(values[-1:], (-len(values)) % size)])
+    return how(padded.reshape(-1, size), axis=1)
+
+
+def timeline_figure(result: TimelineResult) -> go.Figure:
+    """Four panels over time: offered vs ready capacity, replicas, p99 against the target,
+    backlog. Long timelines are drawn in buckets (mean rate, least capacity and replicas, worst
+    p99 and backlog of each bucket), so nothing the eye should see is averaged away."""
+    size = _buckets(len(result.times_s))
+    minutes = result.times_s / 60.0
+    x = _reduce(minutes, size, np.min)
+    figure = make_subplots(
+        rows=4,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.06,
+        subplot_titles=(
+            "Offered rate vs ready capacity (req/s)",
+            "Replicas: ready and starting",
+            "p99 per step (ms, log) against the target",
+            "Backlog (requests waiting)",
+        ),
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x,
+            y=_reduce(result.offered_rps, size, np.mean),
+            name="offered",
+            line={"color": "#2563eb"},
+        ),
+        1,
+        1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x,
+            y=_reduce(result.capacity_rps, size, np.min),
+            name="ready capacity",
+            line={"color": "#16a34a", "shape": "hv"},
+        ),
+        1,
+        1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x,
+            y=_reduce(result.ready_replicas.astype(float), size, np.min),
+            name="ready",
+            line={"color": "#16a34a", "shape": "hv"},
+        ),
+        2,
+        1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x,
+            y=_reduce(result.starting_replicas.astype(float), size, np.max),
+            name="starting",
+            line={"color": "#f59e0b", "shape": "hv"},
+        ),
+        2,
+        1,
+    )
+    p99 = _reduce(result.p99_ms, size, np.max)
+    figure.add_trace(
+        go.Scatter(
+            x=x, y=np.where(np.isfinite(p99), p99, np.nan), name="p99", line={"color": "#7c3aed"}
+        ),
+        3,
+        1,
+    )
+    target = result.inputs.workload.p99_target_ms
+    figure.add_trace(
+        go.Scatter(
+            x=[x[0], x[-1]],
+            y=[target, target],
+            name="target",
+            line={"color": TARGET_COLOUR, "dash": "dash"},
+        ),
+        3,
+        1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x,
+            y=_reduce(result.backlog_requests, size, np.max),
+            name="backlog",
+            line={"color": "#dc2626"},
+            fill="tozeroy",
+        ),
+        4,
+        1,
+    )
+    figure.update_yaxes(type="log", tickformat="~g", row=3, col=1)
+    figure.update_xaxes(title_text="time (min)", row=4, col=1)
+    figure.update_layout(
+        height=820,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.08},
+        template="none",
+    )
+    return figure
+
+
+def totals_table(autoscaled: TimelineResult, fixed: TimelineResult) -> None:
+    """Autoscaled against the fixed fleet for the peak, side by side."""
+    label = AUTOSCALER_LABELS[autoscaled.inputs.autoscaler.kind]
+    fixed_label = (
+        f"Fixed at {fixed.fixed_replicas} (sized for the peak)"
+        if fixed.fixed_replicas is not None
+        else f"Fixed at {MAX_REPLICAS} (no fleet up to {MAX_REPLICAS} meets the target at the peak)"
+    )
+    left, right = st.columns(2)
+    for column, result, title in ((left, autoscaled, label), (right, fixed, fixed_label)):
+        totals = result.totals
+        column.markdown(f"**{title}**")
+        a, b = column.columns(2)
+        a.metric("Minutes over target", f"{totals.minutes_over_target} of {totals.minutes}")
+        b.metric("Requests over target", _count(totals.requests_over_target))
+        a.metric("Replica-hours", f"{totals.replica_hours:,.1f}")
+        b.metric("Cost", money(totals.usd))
+        a.metric("Worst p99 (a step)", ms_text(totals.worst_p99_ms))
+        b.metric("Peak backlog", _count(totals.peak_backlog_requests))
+        if totals.requests_dropped > 0:
+            column.caption(f"Dropped at the queue limit: {_count(totals.requests_dropped)}.")
+
+
+def _count(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:,.2f} M"
+    return f"{value:,.0f}"
+
+
+def ramp_story(result: TimelineResult) -> str:
+    """What the autoscaler did and when capacity arrived; for the HPA, why its ramp is slower
+    than one decision per cold start (numbers computed)."""
+    steps = result.decisions >= 0
+    times = result.times_s[steps]
+    counts = result.decisions[steps]
+    inputs = result.inputs
+    cold = inputs.cold_start.cold_start_s
+    if not len(times):
+        return (
+            f"The fleet stayed at {int(result.ready_replicas[0])} replicas "
+            f"(cold start would be {cold:.0f} s)."
+        )
+    shown = ", ".join(f"{int(n)} at {t:.0f} s" for t, n in zip(times[:8], counts[:8], strict=True))
+    more = f" and {len(times) - 8} more changes" if len(times) > 8 else ""
+    story = (
+        f"Decisions: {int(result.ready_replicas[0])} → {shown}{more}. Each new replica "
+        f"serves {cold:.0f} s after its decision (cold start); until then the backlog grows."
+    )
+    if inputs.autoscaler.kind != "hpa":
+        return story
+    scaler = inputs.autoscaler
+    delay = hpa_metric_delay_s(inputs.cold_start)
+    peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
+    settled = replicas_at_target(inputs, peak)
+    if delay > 0:
+        metric = (
+            f"The HPA uses a new pod's CPU only {delay:.0f} s after it turns ready (in its "
+            f"first {HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f} minutes a pod's metric counts "
+            f"once a whole {HPA_METRIC_WINDOW_S:.0f} s metric window follows its readiness; "
+            "until then it counts as 0% on a scale-up), so its decisions come "
+            f"{cold + delay:.0f} s apart, not every {cold:.0f} s."
+        )
+    else:
+        metric = (
+            "The HPA uses a new pod's CPU as soon as it is ready (its model load outlasts the "
+            f"{HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f}-minute CPU initialization period)."
+        )
+    return (
+        f"{story} {metric} While a backlog is left every replica reports 100% busy, so each "
+        f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
+        f"req/s without a backlog the fleet would settle at {settled} replicas."
+    )
+
+
+@shared_cache(maxsize=8)
+def _cached_check(inputs: TimelineInputs, seed: int):
+    """The simulator check of ``inputs``' autoscaled timeline, kept outside Streamlit's caches:
+    any visitor's ``clear_cache`` message empties those, and this is the page's costliest result."""
+    from sdlab_model.timeline.check import simulate_timeline
+
+    result = _cached_run(inputs, False)
+    with budget.slot(budget.HEAVY):
+        return simulate_timeline(
+            result, seed, between_chunks=lambda done, total: budget.take_turns()
+        )
+
+
+def _span_words(span, result: TimelineResult) -> str:
+    """What the check simulates, in words: all of it, or its first minutes and why."""
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS
+
+    if span.whole:
+        return f"the {span.expected_requests:,.0f} requests"
+    return (
+        f"the first {span.minutes:,} of {len(result.minute_starts_s):,} minutes "
+        f"({span.expected_requests:,.0f} requests; the check simulates at most "
+        f"{MAX_SIMULATED_REQUESTS:,}, from the start)"
+    )
+
+
+@runs.fragment
+def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
+    """On request: the same arrivals and ready fleet through the discrete-event simulator."""
+    from sdlab_model.timeline.check import MAX_SIMULATED_REQUESTS, check_span, coverage_note
+
+    st.subheader("Check against the simulator")
+    note = coverage_note(inputs.workload)
+    if note is not None:
+        st.caption(f"{note} Change those in the sidebar to run it.")
+        return
+    span = check_span(result)
+    if span.minutes == 0:
+        st.caption(
+            f"The first minute alone has more than the check's {MAX_SIMULATED_REQUESTS:,} "
+            "requests: lower the rate to check it."
+        )
+        return
+    what = _span_words(span, result)
+    if not st.button("Simulate this timeline", key=CHECK_KEY):
+        st.caption(
+            f"Draws {what} as a Poisson stream of the step's rate and serves them on the ready "
+            "replicas the model scheduled, through the sidebar's balancer and batching; then "
+            "compares each minute's p99."
+        )
+        return
+    bar = st.progress(0.0, text=f"Simulating {span.expected_requests:,.0f} requests…")
+    check = _cached_check(inputs, 0)
+    bar.progress(1.0, text="Done.")
+    bar.empty()
+    if not span.whole:
+        st.caption(f"Simulated {what}: the figures below are for those minutes.")
+    errors = check.p99_errors
+    st.markdown(
+        f"Minutes over the target: model **{check.model_minutes_over}**, simulation "
+        f"**{check.simulated_minutes_over}**. Requests over the target: model "
+        f"**{_count(check.model_requests_over)}**, simulation "
+        f"**{_count(check.simulated_requests_over)}**. p99 per minute: median error "
+        f"**{check.median_abs_error:.1%}**, worst **{check.worst_abs_error:.1%}** over "
+        f"{errors.size} minutes with at least 200 requests."
+    )
+    figure = go.Figure()
+    x = check.minute_starts_s / 60.0
+    figure.add_trace(go.Scatter(x=x, y=check.model_p99_ms, name="model", mode="lines+markers"))
+    figure.add_trace(
+        go.Scatter(x=x, y=check.simulated_p99_ms, name="simulation", mode="lines+markers")
+    )
+    figure.update_yaxes(type="log", tickformat="~g", title_text="p99 per minute (ms)")
+    figure.update_xaxes(title_text="time (min)")
+    figure.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, template="none")
+    st.plotly_chart(figure, key="timeline.check_chart")
