@@ -11,6 +11,7 @@ from sdlab_model.assessment import (
 )
 from sdlab_model.design import Decision, Meter, Needs, Reason, Stage
 from sdlab_model.latency import LatencyResult
+from sdlab_model.llm import LlmWorkload, llm_latency, simulate_llm
 from sdlab_model.params import (
     DEFAULT_MODEL,
     INPUT_NAMES,
@@ -52,6 +53,7 @@ __all__ = [
     "ConvergedSim",
     "Decision",
     "LatencyResult",
+    "LlmWorkload",
     "Meter",
     "Needs",
     "Reason",
@@ -62,6 +64,7 @@ __all__ = [
     "advise",
     "evaluate",
     "latency",
+    "llm_latency",
     "min_replicas_for_target",
     "p99_grid",
     "plan_residency",
@@ -70,5 +73,6 @@ __all__ = [
     "simulate",
     "simulate_converged",
     "simulate_grid",
+    "simulate_llm",
     "to_dot",
 ]
