@@ -34,25 +34,39 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY
+from sdlab_model.llm.catalog import gpu_by_id, model_by_id
 from sdlab_model.llm.iteration import EngineEfficiency, iteration_cost
 from sdlab_model.llm.kv_cache import kv_capacity
-from sdlab_model.llm.lengths import NODES, length_nodes
+from sdlab_model.llm.lengths import NODE_WEIGHTS, length_nodes
 from sdlab_model.llm.workload import LlmWorkload
 from sdlab_model.queues.erlang import erlang_c_array
 
-APPROXIMATE_PREFILL_LOAD = 0.8
-"""Prefill load ρ above which the M/G/1 wait is flagged approximate (tuned on the tuning grid)."""
+APPROXIMATE_LOOP_GAIN = 0.44
+"""Loop gain (dE[iteration]/dT at the solution) above which estimates are flagged approximate:
+on the tuning grid of ``scripts/llm_accuracy.py`` every point below it was within 15% of the
+simulator but one (15.2%), and most above it were not (p99s too low under load: the model
+misses how bursts of prompts line up)."""
 APPROXIMATE_SLOT_LOAD = 0.8
 """Share of the running slots in use above which the estimate is flagged approximate."""
 APPROXIMATE_SHORT_OUTPUT = 4.0
 """Mean output tokens below which TPOT (a mean over few iterations) is flagged approximate."""
 QUANTILES = (0.50, 0.95, 0.99)
-_BISECTIONS = 60
+_PERIOD_BISECTIONS = 24
+"""Halvings of a bracket one scan step wide: T to a few parts in ten million."""
+_SCAN = 10
+_OTHERS = 3
+_MAX_PROMPTS = 8
+"""Prompts per iteration the model tells apart; more are lumped with 8 (their tokens are
+capped at the budget anyway)."""
+_GROUPS = 8
+"""Prompt-length groups (of 4 neighbouring quantile nodes) the iteration mix is computed over."""
 _WH_FLOOR = 1e-9
+_GROUP_WEIGHTS = NODE_WEIGHTS.reshape(_GROUPS, -1).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -108,35 +122,56 @@ def _time(cost: np.ndarray, tokens, pairs, kv):
     return np.where(tokens > 0, c[6] + np.maximum(compute, memory) + c[4] + c[5] * tokens, 0.0)
 
 
+@lru_cache(maxsize=256)
+def _replica(workload_key: tuple, efficiency: EngineEfficiency) -> tuple:
+    """Roofline coefficients, KV tokens and context cap of one replica (cached: a heatmap's
+    cells share them)."""
+    model_id, gpu_id, precision, tp, utilization, reserve, block = workload_key
+    model, gpu = model_by_id(model_id), gpu_by_id(gpu_id)
+    capacity = kv_capacity(
+        model,
+        gpu,
+        precision=precision,
+        tensor_parallel=tp,
+        memory_utilization=utilization,
+        activation_reserve_gb=reserve,
+        block_tokens=block,
+    )
+    cost = iteration_cost(
+        model, gpu, precision=precision, tensor_parallel=tp, efficiency=efficiency
+    )
+    return cost.as_tuple(), capacity.tokens, max(2, min(model.max_context_tokens, capacity.tokens))
+
+
+@lru_cache(maxsize=4096)
+def _nodes(mean: float, cv: float, cap: int) -> np.ndarray:
+    return length_nodes(mean, cv, cap)
+
+
+def _replica_key(w: LlmWorkload) -> tuple:
+    return (
+        w.model_id,
+        w.gpu_id,
+        w.precision,
+        w.tensor_parallel,
+        w.gpu_memory_utilization,
+        w.activation_reserve_gb,
+        w.kv_block_tokens,
+    )
+
+
 def _cells(workloads, efficiency):
     """The per-workload inputs as arrays with the workloads along axis 0."""
     costs, budgets, slots, kv_tokens, rates, prompts, outputs = [], [], [], [], [], [], []
     for w in workloads:
-        model = w.model
-        capacity = kv_capacity(
-            model,
-            w.gpu,
-            precision=w.precision,
-            tensor_parallel=w.tensor_parallel,
-            memory_utilization=w.gpu_memory_utilization,
-            activation_reserve_gb=w.activation_reserve_gb,
-            block_tokens=w.kv_block_tokens,
-        )
-        cost = iteration_cost(
-            model,
-            w.gpu,
-            precision=w.precision,
-            tensor_parallel=w.tensor_parallel,
-            efficiency=efficiency,
-        )
-        costs.append(cost.as_tuple())
+        cost, tokens, cap = _replica(_replica_key(w), efficiency)
+        costs.append(cost)
         budgets.append(w.max_batched_tokens)
         slots.append(w.max_running_sequences)
-        kv_tokens.append(capacity.tokens)
+        kv_tokens.append(tokens)
         rates.append(w.rate_per_replica_rps / 1000.0)
-        cap = max(2, min(model.max_context_tokens, capacity.tokens))
-        prompts.append(length_nodes(w.prompt_tokens_mean, w.prompt_tokens_cv, cap - 1))
-        outputs.append(length_nodes(w.output_tokens_mean, w.output_tokens_cv, cap))
+        prompts.append(_nodes(w.prompt_tokens_mean, w.prompt_tokens_cv, cap - 1))
+        outputs.append(_nodes(w.output_tokens_mean, w.output_tokens_cv, cap))
     return (
         np.array(costs),
         np.array(budgets, dtype=float),
@@ -148,48 +183,92 @@ def _cells(workloads, efficiency):
     )
 
 
-def _decode_state(cost, budget, rate, prompt, output, others):
-    """Iteration times and prefill share with ``others`` sequences decoding (one per cell)."""
-    mean_decodes = np.mean(np.maximum(output - 1.0, 0.0), axis=1)
-    mean_prompt = prompt.mean(axis=1)
-    context = mean_prompt + np.mean(np.maximum(output - 1.0, 0.0) * output / 2.0, axis=1) / (
-        np.maximum(mean_decodes, 1e-9)
+@dataclass(frozen=True)
+class _State:
+    """The engine at a mean iteration period T (ms), one row per cell (see ``_state``)."""
+
+    period: np.ndarray
+    running: np.ndarray
+    context: np.ndarray
+    free: np.ndarray
+    t_decode: np.ndarray
+    t_by_prompts: np.ndarray
+    weights: np.ndarray
+    next_period: np.ndarray
+
+
+def _poisson(mean: np.ndarray, count: int) -> np.ndarray:
+    """P(K = k) for k < count, and P(K >= count - 1) lumped in the last column."""
+    pmf = np.empty((len(mean), count))
+    pmf[:, 0] = np.exp(-mean)
+    for k in range(1, count):
+        pmf[:, k] = pmf[:, k - 1] * mean / k
+    pmf[:, -1] = np.maximum(1.0 - pmf[:, :-1].sum(axis=1), 0.0)
+    return pmf
+
+
+def _state(cells, period: np.ndarray) -> _State:
+    """Little's law N = λ E[O − 1] T, the decode-only iteration t_d(N + 1), and iterations
+    carrying k prompts (k Poisson with mean λT: the prompts that arrived during the previous
+    iteration): with the decodes, k·E[P] tokens (capped at the budget left), one roofline each.
+    ``next_period`` is E[iteration time], the T this state implies."""
+    cost, budget, _, _, rate, prompt, output = cells
+    c = [cost[:, k] for k in range(7)]
+    decodes = np.maximum(output - 1.0, 0.0)
+    mean_decodes = decodes @ NODE_WEIGHTS
+    mean_prompt = prompt @ NODE_WEIGHTS
+    context = mean_prompt + (decodes * output / 2.0) @ NODE_WEIGHTS / np.maximum(mean_decodes, 1e-9)
+    running = rate * mean_decodes * period
+    seen = running + 1.0
+    free = np.maximum(budget - seen, 1.0)
+    decode_compute = c[0] * seen + c[1] * seen * context
+    decode_memory = c[2] + c[3] * seen * context
+    t_decode = c[6] + np.maximum(decode_compute, decode_memory) + c[4] + c[5] * seen
+    k = np.arange(_MAX_PROMPTS + 1, dtype=float)[None, :, None]
+    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
+    spread = (grouped - mean_prompt[:, None])[:, None, :]
+    tokens = np.clip(k * mean_prompt[:, None, None] + np.sqrt(k) * spread, 0.0, free[:, None, None])
+    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    compute = decode_compute[:, None, None] + tokens * (
+        c[0][:, None, None] + c[1][:, None, None] * position[:, None, None]
     )
-    seen = others + 1.0
-    t_decode = _time(cost, seen, seen * context, seen * context)
-    chunk = np.minimum(prompt, np.maximum(budget - seen, 1.0)[:, None])
-    chunks = prompt / chunk
-    pairs = chunk * prompt / 2.0
-    kv = chunk + prompt * (chunks - 1.0) / (2.0 * chunks)
-    with_chunk = _time(
-        cost,
-        seen[:, None] + chunk,
-        (seen * context)[:, None] + pairs,
-        (seen * context)[:, None] + kv,
+    memory = decode_memory[:, None, None] + c[3][:, None, None] * tokens
+    allreduce = (c[4] + c[5] * seen)[:, None, None] + c[5][:, None, None] * tokens
+    t_by_prompts = (c[6][:, None, None] + np.maximum(compute, memory) + allreduce) @ _GROUP_WEIGHTS
+    weights = _poisson(rate * period, _MAX_PROMPTS + 1)
+    return _State(
+        period=period,
+        running=running,
+        context=context,
+        free=free,
+        t_decode=t_decode,
+        t_by_prompts=t_by_prompts,
+        weights=weights,
+        next_period=(weights * t_by_prompts).sum(axis=1),
     )
-    extra = chunks * (with_chunk - t_decode[:, None])
-    share = rate * extra.mean(axis=1)
-    return t_decode, share, extra, context, mean_decodes
 
 
-def _solve_running(cost, budget, rate, prompt, output, limit):
-    """N with N = λ E[O − 1] t_d(N + 1) / (1 − u(N)), by bisection below ``limit``."""
-
-    def excess(n):
-        t_decode, share, *_ = _decode_state(cost, budget, rate, prompt, output, n)
-        mean_decodes = np.mean(np.maximum(output - 1.0, 0.0), axis=1)
-        period = np.where(share < 1.0, t_decode / np.maximum(1.0 - share, 1e-12), np.inf)
-        return n - rate * mean_decodes * period
-
-    low = np.zeros_like(rate)
-    high = np.maximum(limit, 0.0)
-    feasible = excess(high) >= 0.0
-    for _ in range(_BISECTIONS):
-        middle = (low + high) / 2.0
-        above = excess(middle) >= 0.0
-        high = np.where(above, middle, high)
-        low = np.where(above, low, middle)
-    return high, feasible
+def _solve_period(cells, limit: np.ndarray):
+    """The smallest T with E[iteration time at T] = T and N below ``limit``; stable or not."""
+    _, _, _, _, rate, _, output = cells
+    low = _state(cells, np.zeros_like(rate)).t_decode
+    throughput = rate * (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)
+    high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), 0.0)
+    high = np.clip(high, low, low * 1e6)
+    scan = low[:, None] * (high / low)[:, None] ** np.linspace(0.0, 1.0, _SCAN)[None, :]
+    excess = np.stack([_state(cells, scan[:, j]).next_period - scan[:, j] for j in range(_SCAN)])
+    settled = excess.T <= 0.0
+    stable = settled.any(axis=1)
+    first = np.argmax(settled, axis=1)
+    rows = np.arange(len(rate))
+    hi = np.where(stable, scan[rows, first], high)
+    lo = np.where(first > 0, scan[rows, np.maximum(first - 1, 0)], low)
+    for _ in range(_PERIOD_BISECTIONS):
+        middle = (lo + hi) / 2.0
+        above = _state(cells, middle).next_period <= middle
+        hi = np.where(above, middle, hi)
+        lo = np.where(above, lo, middle)
+    return _state(cells, hi), stable
 
 
 def _normal_cdf(z):
@@ -205,24 +284,11 @@ def _normal_cdf(z):
 
 def _gamma_cdf(x, mean, variance):
     """Gamma CDF with this mean and variance (Wilson–Hilferty); a step where variance is 0."""
+    mean = np.maximum(mean, _WH_FLOOR)
     shape = mean * mean / np.maximum(variance, _WH_FLOOR)
     ratio = np.cbrt(np.maximum(x, 0.0) / mean)
     z = (ratio - (1.0 - 1.0 / (9.0 * shape))) / np.sqrt(1.0 / (9.0 * shape))
     return np.where(variance > _WH_FLOOR, _normal_cdf(z), (x >= mean).astype(float))
-
-
-def _mixture_quantiles(cdf, low, high, weights):
-    """Quantiles ``QUANTILES`` of a mixture: ``cdf(x)`` per node (cells × nodes), by bisection."""
-    results = []
-    for q in QUANTILES:
-        lo, hi = low.copy(), high.copy()
-        for _ in range(_BISECTIONS):
-            middle = (lo + hi) / 2.0
-            below = (cdf(middle[:, None]) * weights).sum(axis=1) < q
-            lo = np.where(below, middle, lo)
-            hi = np.where(below, hi, middle)
-        results.append(hi)
-    return np.stack(results, axis=1)
 
 
 @dataclass(frozen=True)
@@ -235,6 +301,8 @@ class _Grid:
     running: np.ndarray
     prefill_load: np.ndarray
     slot_load: np.ndarray
+    loop_gain: np.ndarray
+    wait_load: np.ndarray
     slots: np.ndarray
     kv_from_cache: np.ndarray
     budget_load: np.ndarray
@@ -244,111 +312,215 @@ class _Grid:
     met_share: np.ndarray
 
 
-def _ttft_parts(cost, budget, rate, prompt, n, context, period, efficiency):
-    """TTFT's pieces per cell: own-prefill nodes, wait (mean, probability), load ρ."""
-    mean_prompt = prompt.mean(axis=1)
-    square_prompt = (prompt * prompt).mean(axis=1)
-    free = np.maximum(budget - n - 1.0, 1.0)
+def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
+    """TTFT's pieces: own prefill per prompt node, the prefill queue's load ρ and mean wait."""
+    cost, _, _, _, rate, prompt, _ = cells
+    mean_prompt = prompt @ NODE_WEIGHTS
+    square_prompt = (prompt * prompt) @ NODE_WEIGHTS
+    position = square_prompt / (2.0 * mean_prompt)
+    n, free, context = state.running, state.free, state.context
     decode_pairs = (n + 1.0) * context
-    full_pairs = decode_pairs + free * square_prompt / (2.0 * mean_prompt)
-    t_full = _time(cost, n + 1.0 + free, full_pairs, decode_pairs + free)
-    tau = t_full / free
-    rho = rate * mean_prompt * tau
-    wait = rate * tau * tau * square_prompt / (2.0 * np.maximum(1.0 - rho, 1e-12))
-    own_free = np.maximum(budget - n, 1.0)[:, None]
-    chunk = np.minimum(prompt, own_free)
-    chunks = prompt / chunk
-    own = chunks * _time(
+    t_full = _time(cost, n + 1.0 + free, decode_pairs + free * position, decode_pairs + free)
+    rho = rate * mean_prompt * t_full / free
+    # Waiting prompts are served whole iterations at a time. A prefill iteration carries the
+    # prompts that arrived during the last one (λT E[P] tokens given at least one, at most the
+    # budget left): τ, ms of iteration per prompt token, and ρ_w = λ E[P] τ, the share of
+    # time prefill iterations take. The queue is M/G/1 with service Pτ; its wait includes the
+    # rest of the prefill iteration an arrival may find running.
+    arrivals = rate * state.period
+    batch_tokens = mean_prompt * arrivals / np.maximum(-np.expm1(-arrivals), 1e-12)
+    batch_tokens = np.clip(batch_tokens, mean_prompt, free)
+    t_batch = _time(
         cost,
-        n[:, None] + chunk,
-        (n * context)[:, None] + chunk * prompt / 2.0,
-        (n * context)[:, None] + chunk + prompt * (chunks - 1.0) / (2.0 * chunks),
+        n + 1.0 + batch_tokens,
+        decode_pairs + batch_tokens * position,
+        decode_pairs + batch_tokens,
     )
-    return own + efficiency.request_overhead_ms, wait, rho
+    tau = t_batch / batch_tokens
+    rho_wait = np.minimum(rate * mean_prompt * tau, 0.98)
+    idle = np.maximum(1.0 - rho_wait, 1e-12)
+    wait = rate * tau * tau * square_prompt / (2.0 * idle)
+    # Takács: E[W²] = 2 E[W]² + λ E[S³] / (3 (1 − ρ)), with S = P τ.
+    wait_square = 2.0 * wait * wait + rate * tau**3 * ((prompt**3) @ NODE_WEIGHTS) / (3.0 * idle)
+    # The prompts that arrived meanwhile share the tagged one's first iteration: 0, 1, or 2
+    # or more of them, E[P] tokens each (how many: ``llm_grid``).
+    others = np.arange(_OTHERS, dtype=float)[None, None, :]
+    batch = prompt[:, :, None] + others * mean_prompt[:, None, None]
+    chunk = np.minimum(batch, free[:, None, None])
+    own = (batch / chunk) * _time(
+        cost,
+        n[:, None, None] + chunk,
+        (n * context)[:, None, None] + chunk * position[:, None, None],
+        (n * context)[:, None, None] + chunk,
+    )
+    return own + efficiency.request_overhead_ms, wait, wait_square, rho, rho_wait
 
 
-def llm_grid(workloads, efficiency: EngineEfficiency = DEFAULT_EFFICIENCY) -> _Grid:
+def _residuals(state: _State, in_decode: np.ndarray):
+    """Time left of a decode-only iteration an arrival finds running (with probability
+    ``in_decode``; a prefill iteration in progress is part of the prefill queue's wait):
+    uniform over it, two nodes, and no wait otherwise."""
+    quarters = np.array([0.25, 0.75])
+    nodes = np.concatenate(
+        [np.zeros((len(in_decode), 1)), state.t_decode[:, None] * quarters[None, :]], axis=1
+    )
+    share = np.stack([1.0 - in_decode, in_decode / 2.0, in_decode / 2.0], axis=1)
+    return nodes, share
+
+
+def _tpot_moments(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray):
+    """TPOT per output node: what prefill adds to the decode-only iteration (mean, variance)
+    over a window of O − 1 correlated iterations.
+
+    The window also takes the prompts that arrived during the request's own prefill (they are
+    prefilled in its first decode iterations): it gathers prefill work over O − 1 + S/T
+    iterations, S the own prefill's time."""
+    cost, _, _, _, rate, _, output = cells
+    times, weights, period = state.t_by_prompts, state.weights, state.period
+    iteration_variance = (weights * (times - period[:, None]) ** 2).sum(axis=1)
+    # A long iteration gathers more prompts for the next one: lag-one correlation φ, and the
+    # variance of a mean over a window grows by (1 + φ) / (1 − φ).
+    marginal = (weights[:, :-1] * np.diff(times, axis=1)).sum(axis=1)
+    phi = np.clip(rate * marginal, 0.0, 0.95)
+    window = np.maximum(output - 1.0, 1.0)
+    gathering = 1.0 + (own_mean / period)[:, None] / window
+    inflation = (1.0 + phi) / (1.0 - phi) / np.maximum(1.0 - rho, 0.05)
+    variance = (iteration_variance * inflation)[:, None] * gathering / window
+    n, context = state.running, state.context
+    slope = _time(cost, n + 2.0, (n + 2.0) * context, (n + 2.0) * context) - state.t_decode
+    decode_span = (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)[:, None]
+    variance += (slope * slope * n)[:, None] * np.minimum(1.0, decode_span / window)
+    added = np.maximum(period - state.t_decode, 1e-6)[:, None] * gathering
+    return added, variance
+
+
+def llm_grid(
+    workloads, efficiency: EngineEfficiency = DEFAULT_EFFICIENCY, quantiles=QUANTILES
+) -> _Grid:
     """The analytic model for many workloads at once (one numpy pass; see the module doc)."""
-    cost, budget, slot_cap, kv_tokens, rate, prompt, output = _cells(workloads, efficiency)
+    cells = _cells(workloads, efficiency)
+    cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
     blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
     zero = np.zeros_like(rate)
-    *_, context, mean_decodes = _decode_state(cost, budget, rate, prompt, output, zero)
+    context = _state(cells, zero).context
     kv_slots = kv_tokens / (context + blocks / 2.0)
     slots = np.minimum(slot_cap, kv_slots)
-    n, feasible = _solve_running(
-        cost, budget, rate, prompt, output, np.minimum(slots, budget - 2.0) - 1.0
-    )
-    t_decode, share, extra, context, mean_decodes = _decode_state(
-        cost, budget, rate, prompt, output, n
-    )
-    period = t_decode / np.maximum(1.0 - share, 1e-12)
-    own, wait, rho = _ttft_parts(cost, budget, rate, prompt, n, context, period, efficiency)
-    residence = own.mean(axis=1) + mean_decodes * period
+    state, settled = _solve_period(cells, np.minimum(slots, budget - 2.0) - 1.0)
+    # How close the iteration loop is to running away: dE[iteration]/dT at the solution (1 is
+    # the stability limit; more traffic pushes it up).
+    gain = (_state(cells, state.period * 1.01).next_period - state.period) / (0.01 * state.period)
+    parts = _ttft_parts(cells, state, efficiency)
+    own_by_others, wait, wait_square, rho, rho_wait = parts
+    arrived = _poisson(rate * state.period, _OTHERS)
+    own = own_by_others.reshape(len(rate), -1)
+    own_weight = (NODE_WEIGHTS[None, :, None] * arrived[:, None, :]).reshape(len(rate), -1)
+    own_mean = (own * own_weight).sum(axis=1)
+    decodes = np.maximum(output - 1.0, 0.0)
+    residence = own_mean + (decodes @ NODE_WEIGHTS) * state.period
     servers = np.maximum(np.floor(slots), 1.0)
     offered = rate * residence
-    stable = feasible & (share < 1.0) & (rho < 1.0) & (offered < servers) & (kv_tokens > 0)
-    slot_wait_probability = np.where(
+    stable = settled & (rho < 1.0) & (offered < servers) & (kv_tokens > 0)
+    waiting = np.where(
         stable, erlang_c_array(servers.astype(int), np.minimum(offered, servers - 1e-9)), 1.0
     )
-    slot_wait = slot_wait_probability * residence / np.maximum(servers - offered, 1e-12)
-    waits = np.clip(rho + slot_wait_probability * (1.0 - rho), 1e-12, 1.0)
+    slot_wait = waiting * residence / np.maximum(servers - offered, 1e-12)
+    waits = np.clip(rho_wait + waiting * (1.0 - rho_wait), 1e-12, 1.0)
     wait_given = (wait + slot_wait) / waits
-    busy = 1.0 - np.exp(-(n + rho))
-    residual = np.array([0.0, 1.0 / 6.0, 0.5, 5.0 / 6.0])
-    residual_weight = np.stack([1.0 - busy, busy / 3.0, busy / 3.0, busy / 3.0], axis=1)
-    base = own[:, :, None] + residual[None, None, :] * period[:, None, None]
-    base = base.reshape(len(rate), -1)
-    ttft_weight = np.repeat(residual_weight[:, None, :], NODES, axis=1).reshape(len(rate), -1)
-    ttft_weight = ttft_weight / NODES
+    slot_square = 2.0 * slot_wait * slot_wait / np.maximum(waiting, 1e-12)
+    wait_square_given = (wait_square + slot_square + 2.0 * wait * slot_wait) / waits
+    wait_sd = np.sqrt(np.maximum(wait_square_given - wait_given**2, 0.0))
+    busy = 1.0 - np.exp(-(state.running + rate * own_mean))
+    residual, residual_weight = _residuals(state, np.maximum(busy - rho_wait, 0.0))
+    # Not waiting: the rest of a decode iteration, then the next one with the prompts that came
+    # during an iteration. Waiting W: those that came during the wait join as well.
+    arrived_waiting = _poisson(rate * (state.period + wait_given), _OTHERS)
+    count = len(rate)
+    base = np.concatenate(
+        [(own[:, :, None] + residual[:, None, :]).reshape(count, -1), own], axis=1
+    )
+    waited_weight = (NODE_WEIGHTS[None, :, None] * arrived_waiting[:, None, :]).reshape(count, -1)
+    ttft_weight = np.concatenate(
+        [
+            (residual_weight[:, None, :] * own_weight[:, :, None]).reshape(count, -1)
+            * (1.0 - waits)[:, None],
+            waited_weight * waits[:, None],
+        ],
+        axis=1,
+    )
+    node_waits = np.concatenate(
+        [np.zeros((count, base.shape[1] - own.shape[1])), np.ones_like(own)], axis=1
+    )
 
     def ttft_cdf(x):
         late = np.maximum(x - base, 0.0)
-        tail = waits[:, None] * np.exp(-late / wait_given[:, None])
-        return np.where(x >= base, 1.0 - tail, 0.0)
+        waited = _gamma_cdf(late, wait_given[:, None], wait_sd[:, None] ** 2)
+        return np.where(x >= base, 1.0 - node_waits * (1.0 - waited), 0.0)
 
-    ttft = _mixture_quantiles(
-        ttft_cdf, zero, base.max(axis=1) + 60.0 * wait_given + 1.0, ttft_weight
+    from sdlab_model.llm import _quantile_kernel
+
+    ttft = np.stack(
+        [
+            _quantile_kernel.wait_mixture_quantiles(
+                base, ttft_weight, node_waits, wait_given, wait_sd, q
+            )
+            for q in quantiles
+        ],
+        axis=1,
     )
-    decodes = np.maximum(output - 1.0, 0.0)
     several = (output >= 1.5).astype(float)
-    window = np.maximum(decodes, 1.0) * period[:, None]
-    square_extra = (extra * extra).mean(axis=1)
-    variance = rate[:, None] * window * square_extra[:, None] / np.maximum(decodes, 1.0) ** 2
-    slope = (
-        _time(cost, n + 2.0, (n + 2.0) * context, (n + 2.0) * context) - t_decode
-    ) / np.maximum(1.0 - share, 1e-12)
-    decode_span = (mean_decodes * period)[:, None]
-    variance += (slope * slope * n)[:, None] * np.minimum(1.0, decode_span / window)
-    tpot_weight = several / np.maximum(several.sum(axis=1, keepdims=True), 1.0)
+    added, variance = _tpot_moments(cells, state, rho, own_mean)
+    period = state.period
+    tpot_weight = several * NODE_WEIGHTS
+    tpot_weight = tpot_weight / np.maximum(tpot_weight.sum(axis=1, keepdims=True), 1e-12)
+
+    # TPOT = the decode-only iteration (its floor) + what prefill chunks add, the latter gamma:
+    # a few large chunks in a window make it skewed, as a compound Poisson sum is.
+    floor = np.broadcast_to(state.t_decode[:, None], variance.shape).copy()
 
     def tpot_cdf(x):
-        return _gamma_cdf(x, period[:, None], variance)
+        return _gamma_cdf(x - floor, added, variance)
 
-    tpot_high = (period[:, None] + 30.0 * np.sqrt(variance)).max(axis=1) + 1.0
-    tpot = _mixture_quantiles(tpot_cdf, zero, tpot_high, tpot_weight)
+    tpot = np.stack(
+        [
+            _quantile_kernel.normal_mixture_quantiles(
+                floor, added, np.sqrt(variance), tpot_weight, True, q
+            )
+            for q in quantiles
+        ],
+        axis=1,
+    )
     ttft_mean = (base * ttft_weight).sum(axis=1) + waits * wait_given
     ttft_variance = (base * base * ttft_weight).sum(axis=1) - (base * ttft_weight).sum(axis=1) ** 2
-    ttft_variance += waits * 2.0 * wait_given**2 - (waits * wait_given) ** 2
-    e2e_mean = ttft_mean[:, None] + decodes * period[:, None]
+    ttft_variance += waits * wait_square_given - (waits * wait_given) ** 2
+    e2e_mean = ttft_mean[:, None] + decodes * (state.t_decode[:, None] + added)
     e2e_sd = np.sqrt(np.maximum(ttft_variance[:, None] + decodes**2 * variance, 1e-12))
 
     def e2e_cdf(x):
         return _normal_cdf((x - e2e_mean) / e2e_sd)
 
-    e2e_high = (e2e_mean + 8.0 * e2e_sd).max(axis=1)
-    e2e = _mixture_quantiles(e2e_cdf, zero, e2e_high, np.full_like(output, 1.0 / NODES))
+    e2e_weight = np.broadcast_to(NODE_WEIGHTS, output.shape).copy()
+    e2e = np.stack(
+        [
+            _quantile_kernel.normal_mixture_quantiles(
+                np.zeros_like(e2e_mean), e2e_mean, e2e_sd, e2e_weight, False, q
+            )
+            for q in quantiles
+        ],
+        axis=1,
+    )
     targets = np.array(
         [[w.ttft_p99_target_ms, w.tpot_p99_target_ms, w.e2e_p99_target_ms] for w in workloads]
     )
     met = (ttft_cdf(targets[:, :1]) * ttft_weight).sum(axis=1)
-    met *= (tpot_cdf(targets[:, 1:2]) * tpot_weight).sum(axis=1) + (1.0 - several.mean(axis=1))
-    met *= e2e_cdf(targets[:, 2:3]).mean(axis=1)
-    budget_load = (n + 1.0 + rate * prompt.mean(axis=1) * period) / budget
-    decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * context
-    memory_bound = cost[:, 2] + cost[:, 3] * (n + 1.0) * context >= decode_compute
+    met *= (tpot_cdf(targets[:, 1:2]) * tpot_weight).sum(axis=1) + (1.0 - several @ NODE_WEIGHTS)
+    met *= e2e_cdf(targets[:, 2:3]) @ NODE_WEIGHTS
+    n = state.running
+    budget_load = (n + 1.0 + rate * (prompt @ NODE_WEIGHTS) * period) / budget
+    decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * state.context
+    memory_bound = cost[:, 2] + cost[:, 3] * (n + 1.0) * state.context >= decode_compute
     slot_load = offered / servers
     short = np.array([w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT for w in workloads])
-    approximate = (rho > APPROXIMATE_PREFILL_LOAD) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
+    approximate = (gain > APPROXIMATE_LOOP_GAIN) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
     return _Grid(
         ttft_ms=np.where(stable[:, None], ttft, np.inf),
         tpot_ms=np.where(stable[:, None], tpot, np.inf),
@@ -356,6 +528,8 @@ def llm_grid(workloads, efficiency: EngineEfficiency = DEFAULT_EFFICIENCY) -> _G
         running=n,
         prefill_load=rho,
         slot_load=slot_load,
+        loop_gain=gain,
+        wait_load=rho_wait,
         slots=slots,
         kv_from_cache=kv_slots < slot_cap,
         budget_load=budget_load,
@@ -404,17 +578,7 @@ def llm_estimates(
                 prefill_load=float(grid.prefill_load[index]),
                 slot_load=float(grid.slot_load[index]),
                 slots=float(grid.slots[index]),
-                kv_tokens=int(
-                    kv_capacity(
-                        w.model,
-                        w.gpu,
-                        precision=w.precision,
-                        tensor_parallel=w.tensor_parallel,
-                        memory_utilization=w.gpu_memory_utilization,
-                        activation_reserve_gb=w.activation_reserve_gb,
-                        block_tokens=w.kv_block_tokens,
-                    ).tokens
-                ),
+                kv_tokens=_replica(_replica_key(w), efficiency)[1],
                 binding=_binding(grid, index),
                 is_stable=stable,
                 approximate=bool(grid.approximate[index]),

@@ -14,8 +14,23 @@ from statistics import NormalDist
 
 import numpy as np
 
-NODES = 48
-"""Quantile nodes the analytic model integrates a length distribution over."""
+_BODY_NODES = 24
+_TAIL_NODES = 8
+_BODY_MASS = 0.96
+_EDGES = np.concatenate(
+    [
+        np.linspace(0.0, _BODY_MASS, _BODY_NODES + 1),
+        1.0 - (1.0 - _BODY_MASS) * np.geomspace(1.0, 1e-4, _TAIL_NODES + 1)[1:],
+    ]
+)
+_EDGES[-1] = 1.0
+NODE_WEIGHTS = np.diff(_EDGES)
+"""Probability each quantile node stands for: 24 equal slices of the body, 8 ever thinner ones
+in the top 4%, so that a p99 is resolved (equal slices would stop at the 98.4th percentile)."""
+NODES = len(NODE_WEIGHTS)
+_Z = np.array(
+    [NormalDist().inv_cdf(float(p)) for p in np.minimum((_EDGES[:-1] + _EDGES[1:]) / 2.0, 0.99999)]
+)
 
 
 def _log_parameters(mean: float, cv: float) -> tuple[float, float]:
@@ -33,11 +48,9 @@ def draw_lengths(rng: np.random.Generator, mean: float, cv: float, count: int, c
     return np.clip(values, 1, cap)
 
 
-def length_nodes(mean: float, cv: float, cap: int, nodes: int = NODES) -> np.ndarray:
-    """``nodes`` equally likely lengths standing for the distribution (midpoint quantiles)."""
+def length_nodes(mean: float, cv: float, cap: int) -> np.ndarray:
+    """The lengths at the quantile nodes (weights ``NODE_WEIGHTS``): the slices' midpoints."""
     if cv == 0.0:
-        return np.full(nodes, float(min(max(round(mean), 1), cap)))
+        return np.full(NODES, float(min(max(round(mean), 1), cap)))
     mu, sigma = _log_parameters(mean, cv)
-    normal = NormalDist()
-    z = np.array([normal.inv_cdf((node + 0.5) / nodes) for node in range(nodes)])
-    return np.clip(np.exp(mu + sigma * z), 1.0, float(cap))
+    return np.clip(np.exp(mu + sigma * _Z), 1.0, float(cap))
