@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 
-def _compile(function):
+def compile_kernel(function):
     """``njit(cache=True, nogil=True)``, or without the cache where no cache dir is writable
     (the pattern of ``sdlab_model/simulation/_sim_kernel.py``)."""
     try:
@@ -44,7 +44,7 @@ def _iteration_ms(cost: np.ndarray, tokens: float, pairs: float, kv_tokens: floa
     return cost[6] + max(compute, memory) + cost[4] + cost[5] * tokens
 
 
-iteration_ms = _compile(_iteration_ms)
+iteration_ms = compile_kernel(_iteration_ms)
 
 
 def _serve(
@@ -201,4 +201,4 @@ def _serve(
     return counters
 
 
-serve = _compile(_serve)
+serve = compile_kernel(_serve)

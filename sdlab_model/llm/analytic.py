@@ -255,19 +255,31 @@ def _solve_period(cells, limit: np.ndarray):
     throughput = rate * (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)
     high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), 0.0)
     high = np.clip(high, low, low * 1e6)
-    scan = low[:, None] * (high / low)[:, None] ** np.linspace(0.0, 1.0, _SCAN)[None, :]
-    excess = np.stack([_state(cells, scan[:, j]).next_period - scan[:, j] for j in range(_SCAN)])
-    settled = excess.T <= 0.0
-    stable = settled.any(axis=1)
-    first = np.argmax(settled, axis=1)
-    rows = np.arange(len(rate))
-    hi = np.where(stable, scan[rows, first], high)
-    lo = np.where(first > 0, scan[rows, np.maximum(first - 1, 0)], low)
-    for _ in range(_PERIOD_BISECTIONS):
-        middle = (lo + hi) / 2.0
-        above = _state(cells, middle).next_period <= middle
-        hi = np.where(above, middle, hi)
-        lo = np.where(above, lo, middle)
+    cost, budget, _, _, _, prompt, _ = cells
+    decodes = np.maximum(output - 1.0, 0.0)
+    mean_decodes = decodes @ NODE_WEIGHTS
+    mean_prompt = prompt @ NODE_WEIGHTS
+    context = mean_prompt + (decodes * output / 2.0) @ NODE_WEIGHTS / np.maximum(mean_decodes, 1e-9)
+    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
+    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    from sdlab_model.llm import _analytic_kernel
+
+    hi, stable = _analytic_kernel.solve_periods(
+        np.ascontiguousarray(cost),
+        budget,
+        rate,
+        mean_decodes,
+        mean_prompt,
+        position,
+        context,
+        np.ascontiguousarray(grouped),
+        _GROUP_WEIGHTS,
+        _MAX_PROMPTS,
+        low,
+        high,
+        _SCAN,
+        _PERIOD_BISECTIONS,
+    )
     return _state(cells, hi), stable
 
 
@@ -394,136 +406,196 @@ def _tpot_moments(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray):
     return added, variance
 
 
-def llm_grid(
-    workloads, efficiency: EngineEfficiency = DEFAULT_EFFICIENCY, quantiles=QUANTILES
-) -> _Grid:
-    """The analytic model for many workloads at once (one numpy pass; see the module doc)."""
-    cells = _cells(workloads, efficiency)
-    cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
-    blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
-    zero = np.zeros_like(rate)
-    context = _state(cells, zero).context
-    kv_slots = kv_tokens / (context + blocks / 2.0)
-    slots = np.minimum(slot_cap, kv_slots)
-    state, settled = _solve_period(cells, np.minimum(slots, budget - 2.0) - 1.0)
-    # How close the iteration loop is to running away: dE[iteration]/dT at the solution (1 is
-    # the stability limit; more traffic pushes it up).
-    gain = (_state(cells, state.period * 1.01).next_period - state.period) / (0.01 * state.period)
-    parts = _ttft_parts(cells, state, efficiency)
-    own_by_others, wait, wait_square, rho, rho_wait = parts
+@dataclass(frozen=True)
+class _TtftLaw:
+    """TTFT per cell: a mixture over nodes ``base`` (own prefill, plus the rest of a running
+    decode iteration when not waiting) of ``base + W``, W gamma(``wait_mean``, ``wait_sd``) on
+    the nodes that wait (``node_waits`` 1) and 0 on the others."""
+
+    base: np.ndarray
+    weight: np.ndarray
+    node_waits: np.ndarray
+    wait_mean: np.ndarray
+    wait_sd: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        late = np.maximum(x - self.base, 0.0)
+        waited = _gamma_cdf(late, self.wait_mean[:, None], self.wait_sd[:, None] ** 2)
+        per_node = np.where(x >= self.base, 1.0 - self.node_waits * (1.0 - waited), 0.0)
+        return (per_node * self.weight).sum(axis=1)
+
+    def quantiles(self, quantiles) -> np.ndarray:
+        from sdlab_model.llm import _analytic_kernel
+
+        return np.stack(
+            [
+                _analytic_kernel.wait_mixture_quantiles(
+                    self.base, self.weight, self.node_waits, self.wait_mean, self.wait_sd, q
+                )
+                for q in quantiles
+            ],
+            axis=1,
+        )
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance."""
+        waiting = (self.weight * self.node_waits).sum(axis=1)
+        mean = (self.base * self.weight).sum(axis=1) + waiting * self.wait_mean
+        square = (self.base**2 * self.weight).sum(axis=1)
+        square += 2.0 * (self.base * self.weight * self.node_waits).sum(axis=1) * self.wait_mean
+        square += waiting * (self.wait_sd**2 + self.wait_mean**2)
+        return mean, np.maximum(square - mean**2, 0.0)
+
+
+def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndarray):
+    """TTFT's law, the prefill loads, the slot queue, and whether the cell is stable."""
+    _, _, _, kv_tokens, rate, _, output = cells
+    own_by_others, wait, wait_square, rho, rho_wait = _ttft_parts(cells, state, efficiency)
+    count = len(rate)
+    own = own_by_others.reshape(count, -1)
     arrived = _poisson(rate * state.period, _OTHERS)
-    own = own_by_others.reshape(len(rate), -1)
-    own_weight = (NODE_WEIGHTS[None, :, None] * arrived[:, None, :]).reshape(len(rate), -1)
+    own_weight = (NODE_WEIGHTS[None, :, None] * arrived[:, None, :]).reshape(count, -1)
     own_mean = (own * own_weight).sum(axis=1)
-    decodes = np.maximum(output - 1.0, 0.0)
-    residence = own_mean + (decodes @ NODE_WEIGHTS) * state.period
+    residence = own_mean + (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS) * state.period
     servers = np.maximum(np.floor(slots), 1.0)
     offered = rate * residence
-    stable = settled & (rho < 1.0) & (offered < servers) & (kv_tokens > 0)
+    stable = (rho < 1.0) & (offered < servers) & (kv_tokens > 0)
+    # Waiting for a running slot: Erlang C over the slots, on the residence time.
     waiting = np.where(
         stable, erlang_c_array(servers.astype(int), np.minimum(offered, servers - 1e-9)), 1.0
     )
     slot_wait = waiting * residence / np.maximum(servers - offered, 1e-12)
     waits = np.clip(rho_wait + waiting * (1.0 - rho_wait), 1e-12, 1.0)
-    wait_given = (wait + slot_wait) / waits
+    wait_mean = (wait + slot_wait) / waits
     slot_square = 2.0 * slot_wait * slot_wait / np.maximum(waiting, 1e-12)
     wait_square_given = (wait_square + slot_square + 2.0 * wait * slot_wait) / waits
-    wait_sd = np.sqrt(np.maximum(wait_square_given - wait_given**2, 0.0))
+    wait_sd = np.sqrt(np.maximum(wait_square_given - wait_mean**2, 0.0))
     busy = 1.0 - np.exp(-(state.running + rate * own_mean))
     residual, residual_weight = _residuals(state, np.maximum(busy - rho_wait, 0.0))
     # Not waiting: the rest of a decode iteration, then the next one with the prompts that came
     # during an iteration. Waiting W: those that came during the wait join as well.
-    arrived_waiting = _poisson(rate * (state.period + wait_given), _OTHERS)
-    count = len(rate)
+    arrived_waiting = _poisson(rate * (state.period + wait_mean), _OTHERS)
+    waited_weight = (NODE_WEIGHTS[None, :, None] * arrived_waiting[:, None, :]).reshape(count, -1)
+    not_waited = (residual_weight[:, None, :] * own_weight[:, :, None]).reshape(count, -1)
     base = np.concatenate(
         [(own[:, :, None] + residual[:, None, :]).reshape(count, -1), own], axis=1
     )
-    waited_weight = (NODE_WEIGHTS[None, :, None] * arrived_waiting[:, None, :]).reshape(count, -1)
-    ttft_weight = np.concatenate(
-        [
-            (residual_weight[:, None, :] * own_weight[:, :, None]).reshape(count, -1)
-            * (1.0 - waits)[:, None],
-            waited_weight * waits[:, None],
-        ],
-        axis=1,
+    law = _TtftLaw(
+        base=base,
+        weight=np.concatenate(
+            [not_waited * (1.0 - waits)[:, None], waited_weight * waits[:, None]], axis=1
+        ),
+        node_waits=np.concatenate(
+            [np.zeros((count, base.shape[1] - own.shape[1])), np.ones_like(own)], axis=1
+        ),
+        wait_mean=wait_mean,
+        wait_sd=wait_sd,
     )
-    node_waits = np.concatenate(
-        [np.zeros((count, base.shape[1] - own.shape[1])), np.ones_like(own)], axis=1
-    )
+    return law, own_mean, rho, rho_wait, offered / servers, stable
 
-    def ttft_cdf(x):
-        late = np.maximum(x - base, 0.0)
-        waited = _gamma_cdf(late, wait_given[:, None], wait_sd[:, None] ** 2)
-        return np.where(x >= base, 1.0 - node_waits * (1.0 - waited), 0.0)
 
-    from sdlab_model.llm import _quantile_kernel
+@dataclass(frozen=True)
+class _TpotLaw:
+    """TPOT per output-length node: the decode-only iteration (``floor``) plus what prefill
+    chunks add, gamma (``added``, ``variance``): a few large chunks in a window make it skewed,
+    as a compound Poisson sum is. Requests with one output token have no TPOT (weight 0)."""
 
-    ttft = np.stack(
-        [
-            _quantile_kernel.wait_mixture_quantiles(
-                base, ttft_weight, node_waits, wait_given, wait_sd, q
-            )
-            for q in quantiles
-        ],
-        axis=1,
-    )
-    several = (output >= 1.5).astype(float)
+    floor: np.ndarray
+    added: np.ndarray
+    variance: np.ndarray
+    weight: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return (_gamma_cdf(x - self.floor, self.added, self.variance) * self.weight).sum(axis=1)
+
+    def quantiles(self, quantiles) -> np.ndarray:
+        from sdlab_model.llm import _analytic_kernel
+
+        sd = np.sqrt(self.variance)
+        return np.stack(
+            [
+                _analytic_kernel.normal_mixture_quantiles(
+                    self.floor, self.added, sd, self.weight, True, q
+                )
+                for q in quantiles
+            ],
+            axis=1,
+        )
+
+
+def _tpot_law(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray) -> _TpotLaw:
+    output = cells[6]
     added, variance = _tpot_moments(cells, state, rho, own_mean)
-    period = state.period
-    tpot_weight = several * NODE_WEIGHTS
-    tpot_weight = tpot_weight / np.maximum(tpot_weight.sum(axis=1, keepdims=True), 1e-12)
-
-    # TPOT = the decode-only iteration (its floor) + what prefill chunks add, the latter gamma:
-    # a few large chunks in a window make it skewed, as a compound Poisson sum is.
+    weight = (output >= 1.5) * NODE_WEIGHTS
+    weight = weight / np.maximum(weight.sum(axis=1, keepdims=True), 1e-12)
     floor = np.broadcast_to(state.t_decode[:, None], variance.shape).copy()
+    return _TpotLaw(floor=floor, added=added, variance=variance, weight=weight)
 
-    def tpot_cdf(x):
-        return _gamma_cdf(x - floor, added, variance)
 
-    tpot = np.stack(
+def _e2e_law(ttft: _TtftLaw, tpot: _TpotLaw, output: np.ndarray):
+    """End-to-end per output-length node: TTFT + (O − 1) TPOT, normal with their moments."""
+    ttft_mean, ttft_variance = ttft.moments()
+    decodes = np.maximum(output - 1.0, 0.0)
+    mean = ttft_mean[:, None] + decodes * (tpot.floor + tpot.added)
+    sd = np.sqrt(np.maximum(ttft_variance[:, None] + decodes**2 * tpot.variance, 1e-12))
+    return mean, sd
+
+
+def _e2e_quantiles(mean, sd, quantiles) -> np.ndarray:
+    from sdlab_model.llm import _analytic_kernel
+
+    weight = np.broadcast_to(NODE_WEIGHTS, mean.shape).copy()
+    return np.stack(
         [
-            _quantile_kernel.normal_mixture_quantiles(
-                floor, added, np.sqrt(variance), tpot_weight, True, q
+            _analytic_kernel.normal_mixture_quantiles(
+                np.zeros_like(mean), mean, sd, weight, False, q
             )
             for q in quantiles
         ],
         axis=1,
     )
-    ttft_mean = (base * ttft_weight).sum(axis=1) + waits * wait_given
-    ttft_variance = (base * base * ttft_weight).sum(axis=1) - (base * ttft_weight).sum(axis=1) ** 2
-    ttft_variance += waits * wait_square_given - (waits * wait_given) ** 2
-    e2e_mean = ttft_mean[:, None] + decodes * (state.t_decode[:, None] + added)
-    e2e_sd = np.sqrt(np.maximum(ttft_variance[:, None] + decodes**2 * variance, 1e-12))
 
-    def e2e_cdf(x):
-        return _normal_cdf((x - e2e_mean) / e2e_sd)
 
-    e2e_weight = np.broadcast_to(NODE_WEIGHTS, output.shape).copy()
-    e2e = np.stack(
-        [
-            _quantile_kernel.normal_mixture_quantiles(
-                np.zeros_like(e2e_mean), e2e_mean, e2e_sd, e2e_weight, False, q
-            )
-            for q in quantiles
-        ],
-        axis=1,
-    )
+def llm_grid(
+    workloads,
+    efficiency: EngineEfficiency = DEFAULT_EFFICIENCY,
+    quantiles=QUANTILES,
+    *,
+    with_e2e: bool = True,
+) -> _Grid:
+    """The analytic model for many workloads at once (one numpy pass; see the module doc).
+
+    ``with_e2e=False`` skips the end-to-end quantiles (NaN) and their share in goodput, for
+    heatmaps that draw TTFT and TPOT only."""
+    cells = _cells(workloads, efficiency)
+    cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
+    blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
+    kv_slots = kv_tokens / (_state(cells, np.zeros_like(rate)).context + blocks / 2.0)
+    slots = np.minimum(slot_cap, kv_slots)
+    state, settled = _solve_period(cells, np.minimum(slots, budget - 2.0) - 1.0)
+    # How close the iteration loop is to running away: dE[iteration]/dT at the solution (1 is
+    # the stability limit; more traffic pushes it up).
+    gain = (_state(cells, state.period * 1.01).next_period - state.period) / (0.01 * state.period)
+    ttft, own_mean, rho, rho_wait, slot_load, stable = _ttft_law(cells, state, efficiency, slots)
+    stable &= settled
+    tpot = _tpot_law(cells, state, rho, own_mean)
+    e2e_mean, e2e_sd = _e2e_law(ttft, tpot, output)
+    e2e = np.full((len(rate), len(quantiles)), np.nan)
     targets = np.array(
         [[w.ttft_p99_target_ms, w.tpot_p99_target_ms, w.e2e_p99_target_ms] for w in workloads]
     )
-    met = (ttft_cdf(targets[:, :1]) * ttft_weight).sum(axis=1)
-    met *= (tpot_cdf(targets[:, 1:2]) * tpot_weight).sum(axis=1) + (1.0 - several @ NODE_WEIGHTS)
-    met *= e2e_cdf(targets[:, 2:3]) @ NODE_WEIGHTS
+    single = (output < 1.5) @ NODE_WEIGHTS
+    met = ttft.cdf(targets[:, :1]) * (single + (1.0 - single) * tpot.cdf(targets[:, 1:2]))
+    if with_e2e:
+        e2e = _e2e_quantiles(e2e_mean, e2e_sd, quantiles)
+        met *= _normal_cdf((targets[:, 2:3] - e2e_mean) / e2e_sd) @ NODE_WEIGHTS
     n = state.running
-    budget_load = (n + 1.0 + rate * (prompt @ NODE_WEIGHTS) * period) / budget
     decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * state.context
-    memory_bound = cost[:, 2] + cost[:, 3] * (n + 1.0) * state.context >= decode_compute
-    slot_load = offered / servers
     short = np.array([w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT for w in workloads])
     approximate = (gain > APPROXIMATE_LOOP_GAIN) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
     return _Grid(
-        ttft_ms=np.where(stable[:, None], ttft, np.inf),
-        tpot_ms=np.where(stable[:, None], tpot, np.inf),
+        ttft_ms=np.where(stable[:, None], ttft.quantiles(quantiles), np.inf),
+        tpot_ms=np.where(stable[:, None], tpot.quantiles(quantiles), np.inf),
         e2e_ms=np.where(stable[:, None], e2e, np.inf),
         running=n,
         prefill_load=rho,
@@ -532,8 +604,8 @@ def llm_grid(
         wait_load=rho_wait,
         slots=slots,
         kv_from_cache=kv_slots < slot_cap,
-        budget_load=budget_load,
-        memory_bound=memory_bound,
+        budget_load=(n + 1.0 + rate * (prompt @ NODE_WEIGHTS) * state.period) / budget,
+        memory_bound=cost[:, 2] + cost[:, 3] * (n + 1.0) * state.context >= decode_compute,
         stable=stable,
         approximate=approximate & stable,
         met_share=np.where(stable, met, 0.0),
