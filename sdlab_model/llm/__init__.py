@@ -6,12 +6,18 @@
   efficiency factors on one published measurement.
 - ``workload``: the inputs (``LlmWorkload``) and their ranges.
 - ``analytic``: TTFT, TPOT and end-to-end percentiles, throughput, goodput and cost at a rate.
+- ``capacity``: the largest stable rate and the largest rate meeting the targets.
+- ``heatmap``: TTFT and TPOT p99 over any two inputs.
 - ``simulator``: the token-level, iteration-level simulator that checks the analytic model.
+- ``disaggregation``: aggregated against prefill/decode pools, goodput per GPU at the targets.
 """
 
 from sdlab_model.llm.analytic import LlmEstimate, llm_estimates, llm_grid, llm_latency
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY, FIT_MEASUREMENT, fit_efficiency
+from sdlab_model.llm.capacity import max_rate_at_targets, max_stable_rate
 from sdlab_model.llm.catalog import GPUS, MODELS, Gpu, ModelArchitecture, gpu_by_id, model_by_id
+from sdlab_model.llm.disaggregation import DisaggregationComparison, compare_disaggregation
+from sdlab_model.llm.heatmap import LlmHeatmap, llm_heatmap
 from sdlab_model.llm.iteration import EngineEfficiency, IterationCost, iteration_cost
 from sdlab_model.llm.kv_cache import KvCapacity, kv_bytes_per_token, kv_capacity
 from sdlab_model.llm.simulator import LlmSimResult, simulate_llm
@@ -23,14 +29,17 @@ __all__ = [
     "GPUS",
     "INPUT_RANGES",
     "MODELS",
+    "DisaggregationComparison",
     "EngineEfficiency",
     "Gpu",
     "IterationCost",
     "KvCapacity",
     "LlmEstimate",
+    "LlmHeatmap",
     "LlmSimResult",
     "LlmWorkload",
     "ModelArchitecture",
+    "compare_disaggregation",
     "fit_efficiency",
     "gpu_by_id",
     "iteration_cost",
@@ -38,7 +47,10 @@ __all__ = [
     "kv_capacity",
     "llm_estimates",
     "llm_grid",
+    "llm_heatmap",
     "llm_latency",
+    "max_rate_at_targets",
+    "max_stable_rate",
     "model_by_id",
     "simulate_llm",
 ]

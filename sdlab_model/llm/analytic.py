@@ -253,7 +253,8 @@ def _solve_period(cells, limit: np.ndarray):
     _, _, _, _, rate, _, output = cells
     low = _state(cells, np.zeros_like(rate)).t_decode
     throughput = rate * (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)
-    high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), 0.0)
+    # With no decoding (one output token each) only the prefill share bounds T.
+    high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), np.inf)
     high = np.clip(high, low, low * 1e6)
     cost, budget, _, _, _, prompt, _ = cells
     decodes = np.maximum(output - 1.0, 0.0)

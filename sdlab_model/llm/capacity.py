@@ -22,23 +22,28 @@ RATES_PER_ROUND = 24
 ROUNDS = 4
 
 
-def _search(workload: LlmWorkload, efficiency: EngineEfficiency, passes) -> float:
+def search_rate(passes_at) -> float:
+    """The highest rate (req/s) for which ``passes_at(rates)`` (an array of booleans, one per
+    rate) holds, assuming it holds below some rate and fails above; 0 if it fails everywhere."""
     low, high = 1e-4, INPUT_RANGES["rate_rps"][1]
     for _ in range(ROUNDS):
         rates = np.geomspace(low, high, RATES_PER_ROUND)
-        grid = llm_grid(
-            [workload.with_changes(rate_rps=float(rate)) for rate in rates],
-            efficiency,
-            quantiles=(0.99,),
-        )
-        ok = passes(grid)
+        ok = np.asarray(passes_at(rates), dtype=bool)
         if not ok[0]:
             return 0.0
-        last = int(np.argmin(ok)) - 1 if not ok.all() else len(rates) - 1
-        if last == len(rates) - 1:
+        if ok.all():
             return float(rates[-1])
+        last = int(np.argmin(ok)) - 1
         low, high = float(rates[last]), float(rates[last + 1])
     return low
+
+
+def _search(workload: LlmWorkload, efficiency: EngineEfficiency, passes) -> float:
+    def passes_at(rates):
+        workloads = [workload.with_changes(rate_rps=float(rate)) for rate in rates]
+        return passes(llm_grid(workloads, efficiency, quantiles=(0.99,)))
+
+    return search_rate(passes_at)
 
 
 def max_stable_rate(
