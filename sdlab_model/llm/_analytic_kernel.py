@@ -1,13 +1,14 @@
-"""Compiled quantile searches for the analytic model: mixtures of shifted gamma and normal laws.
+"""Compiled pieces of the analytic model: quantiles of mixtures, and the iteration-period solve.
 
-Imported lazily by ``sdlab_model.llm.analytic``. ``_exp_mixture_quantiles`` is plain Python;
-``exp_mixture_quantiles`` is the same function compiled. A 40 × 40 heatmap has 1,600 cells of
-hundreds of nodes each; numpy's temporaries made this search the slowest part of the model.
+Imported lazily by ``sdlab_model.llm.analytic``. Each ``_name`` is plain Python and ``name`` the
+same function compiled. A 40 × 40 heatmap has 1,600 cells of hundreds of nodes each; numpy's
+temporaries made these loops the slowest part of the model.
 """
 
 from __future__ import annotations
 
 import math
+from enum import IntEnum
 
 import numpy as np
 
@@ -15,6 +16,14 @@ from sdlab_model.llm._engine_kernel import compile_kernel
 
 _BISECTIONS = 30
 """Halvings of the search bracket: a p99 to about one part in a billion of its range."""
+
+
+class NodeLaw(IntEnum):
+    """What a mixture node adds to its ``base``: nothing, a gamma, or a normal variable."""
+
+    STEP = 0
+    GAMMA = 1
+    NORMAL = 2
 
 
 def _gamma_cdf(y: float, mean: float, sd: float) -> float:
@@ -32,35 +41,46 @@ def _gamma_cdf(y: float, mean: float, sd: float) -> float:
 gamma_cdf = compile_kernel(_gamma_cdf)
 
 
-def _wait_mixture_quantiles(
+def _node_cdf(x: float, base: float, law: int, mean: float, sd: float) -> float:
+    """P(base + Y ≤ x) for one node of ``NodeLaw`` ``law``."""
+    y = x - base
+    if law == NodeLaw.STEP:
+        return 1.0 if y >= 0.0 else 0.0
+    if law == NodeLaw.GAMMA:
+        return gamma_cdf(y, mean, sd)
+    if sd <= 0.0:
+        return 1.0 if y >= mean else 0.0
+    return 0.5 * math.erfc(-(y - mean) / sd / math.sqrt(2.0))
+
+
+node_cdf = compile_kernel(_node_cdf)
+
+
+def _mixture_quantiles(
     base: np.ndarray,
     weight: np.ndarray,
-    waits: np.ndarray,
+    law: np.ndarray,
     mean: np.ndarray,
     sd: np.ndarray,
     q: float,
 ) -> np.ndarray:
-    """Per row c, the x with Σ_i weight[c,i] P(base[c,i] + W_ci ≤ x) = q, where W_ci is 0 with
-    probability 1 − waits[c,i] and otherwise gamma with ``mean[c]`` and ``sd[c]``. Bisection."""
+    """Per row c, the x with Σ_i weight[c,i] P(base[c,i] + Y_ci ≤ x) = q, Y_ci of ``NodeLaw``
+    ``law[c,i]`` with ``mean`` and ``sd``; by bisection from 0 to past every node's reach."""
     cells, nodes = base.shape
     out = np.empty(cells)
     for c in range(cells):
         low = 0.0
         high = 1.0
         for i in range(nodes):
-            high = max(high, base[c, i] + mean[c] + 40.0 * sd[c] + 1.0)
+            high = max(high, base[c, i] + mean[c, i] + 40.0 * sd[c, i] + 1.0)
         for _ in range(_BISECTIONS):
             middle = (low + high) / 2.0
             cdf = 0.0
             for i in range(nodes):
-                late = middle - base[c, i]
-                if late < 0.0 or weight[c, i] == 0.0:
-                    continue
-                if waits[c, i] == 0.0:
-                    cdf += weight[c, i]
-                else:
-                    waited = gamma_cdf(late, mean[c], sd[c])
-                    cdf += weight[c, i] * (1.0 - waits[c, i] + waits[c, i] * waited)
+                if weight[c, i] > 0.0:
+                    cdf += weight[c, i] * node_cdf(
+                        middle, base[c, i], law[c, i], mean[c, i], sd[c, i]
+                    )
             if cdf < q:
                 low = middle
             else:
@@ -69,52 +89,7 @@ def _wait_mixture_quantiles(
     return out
 
 
-wait_mixture_quantiles = compile_kernel(_wait_mixture_quantiles)
-
-
-def _normal_mixture_quantiles(
-    shift: np.ndarray,
-    mean: np.ndarray,
-    sd: np.ndarray,
-    weight: np.ndarray,
-    cube_root: bool,
-    q: float,
-) -> np.ndarray:
-    """Per row c, the x with Σ_i weight[c,i] P(shift + Y_i ≤ x) = q, by bisection: Y_i normal
-    with ``mean`` and ``sd``, or with ``cube_root`` gamma (Wilson–Hilferty); a node with ``sd``
-    0 is a step at its mean."""
-    cells, nodes = mean.shape
-    out = np.empty(cells)
-    for c in range(cells):
-        low = 0.0
-        high = 1.0
-        for i in range(nodes):
-            high = max(high, shift[c, i] + mean[c, i] + 40.0 * sd[c, i] + 1.0)
-        for _ in range(_BISECTIONS):
-            middle = (low + high) / 2.0
-            cdf = 0.0
-            for i in range(nodes):
-                if weight[c, i] == 0.0:
-                    continue
-                y = middle - shift[c, i]
-                m = mean[c, i]
-                s = sd[c, i]
-                if cube_root:
-                    cdf += weight[c, i] * gamma_cdf(y, m, s)
-                elif s <= 0.0:
-                    if y >= m:
-                        cdf += weight[c, i]
-                else:
-                    cdf += weight[c, i] * 0.5 * math.erfc(-(y - m) / s / math.sqrt(2.0))
-            if cdf < q:
-                low = middle
-            else:
-                high = middle
-        out[c] = high
-    return out
-
-
-normal_mixture_quantiles = compile_kernel(_normal_mixture_quantiles)
+mixture_quantiles = compile_kernel(_mixture_quantiles)
 
 
 def _expected_iteration(

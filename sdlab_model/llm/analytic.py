@@ -426,17 +426,13 @@ class _TtftLaw:
         return (per_node * self.weight).sum(axis=1)
 
     def quantiles(self, quantiles) -> np.ndarray:
-        from sdlab_model.llm import _analytic_kernel
+        from sdlab_model.llm._analytic_kernel import NodeLaw
 
-        return np.stack(
-            [
-                _analytic_kernel.wait_mixture_quantiles(
-                    self.base, self.weight, self.node_waits, self.wait_mean, self.wait_sd, q
-                )
-                for q in quantiles
-            ],
-            axis=1,
-        )
+        waits = self.node_waits > 0.0
+        law = np.where(waits, NodeLaw.GAMMA, NodeLaw.STEP).astype(np.int64)
+        mean = np.where(waits, self.wait_mean[:, None], 0.0)
+        sd = np.where(waits, self.wait_sd[:, None], 0.0)
+        return _mixture_quantiles(self.base, self.weight, law, mean, sd, quantiles)
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance."""
@@ -510,18 +506,11 @@ class _TpotLaw:
         return (_gamma_cdf(x - self.floor, self.added, self.variance) * self.weight).sum(axis=1)
 
     def quantiles(self, quantiles) -> np.ndarray:
-        from sdlab_model.llm import _analytic_kernel
+        from sdlab_model.llm._analytic_kernel import NodeLaw
 
+        law = np.full(self.floor.shape, int(NodeLaw.GAMMA), dtype=np.int64)
         sd = np.sqrt(self.variance)
-        return np.stack(
-            [
-                _analytic_kernel.normal_mixture_quantiles(
-                    self.floor, self.added, sd, self.weight, True, q
-                )
-                for q in quantiles
-            ],
-            axis=1,
-        )
+        return _mixture_quantiles(self.floor, self.weight, law, self.added, sd, quantiles)
 
 
 def _tpot_law(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray) -> _TpotLaw:
@@ -543,17 +532,24 @@ def _e2e_law(ttft: _TtftLaw, tpot: _TpotLaw, output: np.ndarray):
 
 
 def _e2e_quantiles(mean, sd, quantiles) -> np.ndarray:
-    from sdlab_model.llm import _analytic_kernel
+    from sdlab_model.llm._analytic_kernel import NodeLaw
 
     weight = np.broadcast_to(NODE_WEIGHTS, mean.shape).copy()
+    law = np.full(mean.shape, int(NodeLaw.NORMAL), dtype=np.int64)
+    return _mixture_quantiles(np.zeros_like(mean), weight, law, mean, sd, quantiles)
+
+
+def _mixture_quantiles(base, weight, law, mean, sd, quantiles) -> np.ndarray:
+    """Quantiles of per-cell mixtures (``_analytic_kernel.mixture_quantiles``), cells × q."""
+    from sdlab_model.llm import _analytic_kernel
+
+    arrays = [np.ascontiguousarray(a, dtype=float) for a in (base, weight)]
+    law = np.ascontiguousarray(law, dtype=np.int64)
+    mean, sd = (
+        np.ascontiguousarray(np.broadcast_to(a, base.shape), dtype=float) for a in (mean, sd)
+    )
     return np.stack(
-        [
-            _analytic_kernel.normal_mixture_quantiles(
-                np.zeros_like(mean), mean, sd, weight, False, q
-            )
-            for q in quantiles
-        ],
-        axis=1,
+        [_analytic_kernel.mixture_quantiles(*arrays, law, mean, sd, q) for q in quantiles], axis=1
     )
 
 

@@ -30,8 +30,7 @@ import numpy as np
 from sdlab_model.llm.analytic import llm_grid
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY
 from sdlab_model.llm.capacity import max_rate_at_targets, search_rate
-from sdlab_model.llm.iteration import EngineEfficiency, iteration_cost
-from sdlab_model.llm.kv_cache import kv_capacity
+from sdlab_model.llm.iteration import EngineEfficiency
 from sdlab_model.llm.lengths import NODE_WEIGHTS, length_nodes
 from sdlab_model.llm.workload import LlmWorkload
 
@@ -73,20 +72,9 @@ def decode_pool_tpot_p99(
     kv_link_gb_per_s: float = DEFAULT_KV_LINK_GB_PER_S,
 ) -> np.ndarray:
     """TPOT p99 (ms) of a decode-only instance at each rate; ∞ where it cannot keep up."""
-    model, gpu = workload.model, workload.gpu
-    tp = workload.tensor_parallel
-    cost = iteration_cost(
-        model, gpu, precision=workload.precision, tensor_parallel=tp, efficiency=efficiency
-    )
-    capacity = kv_capacity(
-        model,
-        gpu,
-        precision=workload.precision,
-        tensor_parallel=tp,
-        memory_utilization=workload.gpu_memory_utilization,
-        activation_reserve_gb=workload.activation_reserve_gb,
-        block_tokens=workload.kv_block_tokens,
-    )
+    model = workload.model
+    cost = workload.iteration_cost(efficiency)
+    capacity = workload.kv_capacity()
     cap = max(2, min(model.max_context_tokens, capacity.tokens))
     prompt = length_nodes(workload.prompt_tokens_mean, workload.prompt_tokens_cv, cap - 1)
     output = length_nodes(workload.output_tokens_mean, workload.output_tokens_cv, cap)

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY
-from sdlab_model.llm.iteration import EngineEfficiency, iteration_cost
-from sdlab_model.llm.kv_cache import kv_capacity
+from sdlab_model.llm.iteration import EngineEfficiency
 from sdlab_model.llm.lengths import draw_lengths
 from sdlab_model.llm.workload import LlmWorkload
 from sdlab_model.simulation.simulator import t_quantile_975
@@ -84,24 +83,10 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
     from sdlab_model.llm import _engine_kernel
 
     model = workload.model
-    capacity = kv_capacity(
-        model,
-        workload.gpu,
-        precision=workload.precision,
-        tensor_parallel=workload.tensor_parallel,
-        memory_utilization=workload.gpu_memory_utilization,
-        activation_reserve_gb=workload.activation_reserve_gb,
-        block_tokens=workload.kv_block_tokens,
-    )
+    capacity = workload.kv_capacity()
     if not capacity.fits:
         raise ValueError(f"{model.name} does not fit: no KV cache is left after the weights")
-    cost = iteration_cost(
-        model,
-        workload.gpu,
-        precision=workload.precision,
-        tensor_parallel=workload.tensor_parallel,
-        efficiency=efficiency,
-    )
+    cost = workload.iteration_cost(efficiency)
     arrival_stream, prompt_stream, output_stream = (
         np.random.default_rng(stream) for stream in np.random.SeedSequence(seed).spawn(3)
     )

@@ -18,7 +18,8 @@ import math
 from dataclasses import dataclass, replace
 
 from sdlab_model.llm.catalog import gpu_by_id, model_by_id
-from sdlab_model.llm.kv_cache import PRECISION_BYTES
+from sdlab_model.llm.iteration import EngineEfficiency, IterationCost, iteration_cost
+from sdlab_model.llm.kv_cache import PRECISION_BYTES, KvCapacity, kv_capacity
 
 INPUT_RANGES: dict[str, tuple[float, float]] = {
     "tensor_parallel": (1, 8),
@@ -118,6 +119,28 @@ class LlmWorkload:
     def rate_per_replica_rps(self) -> float:
         """Arrival rate each replica sees behind a random router."""
         return self.rate_rps / self.replicas
+
+    def kv_capacity(self) -> KvCapacity:
+        """The KV cache of one replica under these engine settings."""
+        return kv_capacity(
+            self.model,
+            self.gpu,
+            precision=self.precision,
+            tensor_parallel=self.tensor_parallel,
+            memory_utilization=self.gpu_memory_utilization,
+            activation_reserve_gb=self.activation_reserve_gb,
+            block_tokens=self.kv_block_tokens,
+        )
+
+    def iteration_cost(self, efficiency: EngineEfficiency) -> IterationCost:
+        """The roofline coefficients of one replica."""
+        return iteration_cost(
+            self.model,
+            self.gpu,
+            precision=self.precision,
+            tensor_parallel=self.tensor_parallel,
+            efficiency=efficiency,
+        )
 
     def with_changes(self, **changes) -> LlmWorkload:
         """A copy with ``changes`` applied, validated again."""
