@@ -9,6 +9,7 @@
 - ``capacity``: the largest stable rate and the largest rate meeting the targets.
 - ``heatmap``: TTFT and TPOT p99 over any two inputs.
 - ``simulator``: the token-level, iteration-level simulator that checks the analytic model.
+- ``cheapest``: the cheapest GPU × precision × tensor parallel × replicas meeting the targets.
 - ``disaggregation``: aggregated against prefill/decode pools, goodput per GPU at the targets.
 """
 
@@ -16,6 +17,7 @@ from sdlab_model.llm.analytic import LlmEstimate, llm_estimates, llm_grid, llm_l
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY, FIT_MEASUREMENT, fit_efficiency
 from sdlab_model.llm.capacity import max_rate_at_targets, max_stable_rate
 from sdlab_model.llm.catalog import GPUS, MODELS, Gpu, ModelArchitecture, gpu_by_id, model_by_id
+from sdlab_model.llm.cheapest import DeploymentOption, cheapest_deployments
 from sdlab_model.llm.disaggregation import DisaggregationComparison, compare_disaggregation
 from sdlab_model.llm.heatmap import LlmHeatmap, llm_heatmap
 from sdlab_model.llm.iteration import EngineEfficiency, IterationCost, iteration_cost
@@ -29,6 +31,7 @@ __all__ = [
     "GPUS",
     "INPUT_RANGES",
     "MODELS",
+    "DeploymentOption",
     "DisaggregationComparison",
     "EngineEfficiency",
     "Gpu",
@@ -39,6 +42,7 @@ __all__ = [
     "LlmSimResult",
     "LlmWorkload",
     "ModelArchitecture",
+    "cheapest_deployments",
     "compare_disaggregation",
     "fit_efficiency",
     "gpu_by_id",

@@ -1,33 +1,41 @@
 """Analytic TTFT, TPOT and end-to-end latency of a continuously batching LLM engine.
 
 One replica with Poisson arrivals at rate λ (the deployment's rate over its replicas), prompt
-lengths P and output lengths O (lognormal, ``lengths``), iteration times from the roofline of
-``iteration``, and vLLM's scheduler (token budget B per iteration, chunked prefill).
+lengths P and output lengths O (lognormal, ``lengths``), iteration times t(·) from the roofline
+of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked prefill).
 
-- Decoding. Each request decodes for O − 1 iterations; a decoding request shares each iteration
-  with the N others decoding, so an iteration takes t_d(N + 1) plus the time prefill chunks
-  add. A prompt is prefilled in chunks of c = min(P, B − N − 1) tokens, each adding
-  Δ(c) = t(N + 1 + c) − t_d(N + 1); prefill therefore takes a share u = λ E[(P / c) Δ(c)] of the
-  engine's time and the mean iteration seen while decoding is T = t_d(N + 1) / (1 − u). Little's
-  law closes the loop: N = λ E[O − 1] T, solved for N by bisection (Orca, Yu et al., OSDI 2022;
-  Sarathi-Serve, Agrawal et al., OSDI 2024, for chunked prefill).
-- Time to first token. Prompts queue first come first served for the prefill share of the
-  budget: a full iteration prefills B − N tokens in t_full, τ = t_full / (B − N) per token, so
-  the prefill queue is M/G/1 with service Pτ and load ρ = λ E[P] τ. Its wait has mean
-  λ τ² E[P²] / (2 (1 − ρ)) (Pollaczek–Khinchine) and is taken as 0 with probability 1 − ρ and
-  exponential otherwise. TTFT = request overhead + the rest of the running iteration (uniform)
-  + that wait + the request's own prefill, P / c iterations of t(N + c).
+- Iterations. The engine iterates back to back while anything runs. Each request decodes for
+  O − 1 iterations, so by Little's law N = λ E[O − 1] T sequences decode at once, T the mean
+  iteration. An iteration carries the N decodes and the prompts that arrived during the one
+  before: k of them, k Poisson with mean λT, k E[P] tokens up to the budget left (B − N − 1).
+  One roofline per k (the memory-bound slack of a decode iteration is shared by its prompts, so
+  prompts are not additive) gives E[iteration | T]; T solves T = E[iteration | T], the smallest
+  root, by a geometric scan and bisection (Orca, Yu et al., OSDI 2022; Sarathi-Serve, Agrawal et
+  al., OSDI 2024, for chunked prefill). No root with N under the slots is unstable.
+- Time to first token. A prompt waits for the prefill work ahead of it, then shares its first
+  iteration with the prompts that arrived meanwhile (0, 1, 2 or more, Poisson). The work ahead
+  is an M/G/1 queue with service P τ, τ the ms a prefill iteration of the usual size takes per
+  prompt token (ρ_w = λ E[P] τ); its wait W is 0 with probability 1 − ρ_w and otherwise gamma
+  with the Pollaczek–Khinchine mean and Takács' second moment. Not waiting, an arrival still
+  finds a decode iteration running (uniform rest of it). TTFT = request overhead + that rest or
+  W + own prefill, P / c iterations of t(N + c) (c the chunk, with the prompts sharing it).
+  The budget's own limit is ρ = λ E[P] t_full / (B − N), t_full a full iteration: ρ ≥ 1 is
+  unstable.
 - Slots. At most C = min(max running sequences, KV tokens / tokens a running sequence holds)
-  sequences run; when N + ρ approaches C requests also wait for a slot (Erlang C, M/M/C, on the
-  request's residence time).
-- TPOT of a request is its decode time over O − 1: mean T, variance from the prefill chunks
-  that land in its window (compound Poisson) and from N's drift over the window; taken as gamma.
-  End-to-end is TTFT + (O − 1) TPOT, normal per output length, over the output distribution.
+  run; requests wait for a slot too (Erlang C, M/M/C, on the residence time); offered load ≥ C
+  is unstable.
+- TPOT of a request is its decode time over O − 1: the decode-only iteration t_d(N + 1) (its
+  floor) plus what prefill adds over its window, gamma (a few big chunks make it skewed, as a
+  compound Poisson sum is). The window also takes the prompts that arrived during its own
+  prefill. Its variance: the iteration mix's, over O − 1 iterations, inflated for lag-one
+  correlation (a long iteration gathers more prompts for the next) and for the prefill queue's
+  busy spells, plus N's drift.
+- End-to-end is TTFT + (O − 1) TPOT, normal per output length, over the output distribution.
 
-Unstable (ρ ≥ 1, u ≥ 1, no fixed point below the budget or the slots) is ∞ with
-``is_stable=False``. ``approximate`` marks where the checks against ``simulate_llm`` (tuned on
-one grid, reported on another: ``scripts/llm_accuracy.py``, docs/llm_model.md) found this model
-more than 15% off: loads near a limit, very short outputs.
+Unstable is ∞ with ``is_stable=False``. ``approximate`` marks where the checks against
+``simulate_llm`` (tuned on one grid, reported on another: ``scripts/llm_accuracy.py``,
+docs/llm_model.md) found this model more than 15% off: loads near a limit (the loop gain
+dE[iteration]/dT above ``APPROXIMATE_LOOP_GAIN``), slots nearly full, very short outputs.
 """
 
 from __future__ import annotations

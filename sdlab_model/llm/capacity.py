@@ -22,20 +22,61 @@ RATES_PER_ROUND = 24
 ROUNDS = 4
 
 
-def search_rate(passes_at) -> float:
-    """The highest rate (req/s) for which ``passes_at(rates)`` (an array of booleans, one per
-    rate) holds, assuming it holds below some rate and fails above; 0 if it fails everywhere."""
-    low, high = 1e-4, INPUT_RANGES["rate_rps"][1]
+def search_rates(passes_at, count: int) -> np.ndarray:
+    """For each of ``count`` deployments, the highest rate (req/s) at which it passes.
+
+    ``passes_at(rates)`` takes a ``count × RATES_PER_ROUND`` array of rates and returns booleans
+    of that shape; passing is assumed to hold below some rate and fail above it. 0 where even
+    the lowest rate fails; the range's top where none does."""
+    low = np.full(count, 1e-4)
+    high = np.full(count, INPUT_RANGES["rate_rps"][1])
+    result = np.zeros(count)
+    done = np.zeros(count, dtype=bool)
+    spread = np.linspace(0.0, 1.0, RATES_PER_ROUND)[None, :]
     for _ in range(ROUNDS):
-        rates = np.geomspace(low, high, RATES_PER_ROUND)
+        rates = low[:, None] * (high / low)[:, None] ** spread
         ok = np.asarray(passes_at(rates), dtype=bool)
-        if not ok[0]:
-            return 0.0
-        if ok.all():
-            return float(rates[-1])
-        last = int(np.argmin(ok)) - 1
-        low, high = float(rates[last]), float(rates[last + 1])
-    return low
+        for row in np.flatnonzero(~done):
+            if not ok[row, 0]:
+                done[row] = True
+            elif ok[row].all():
+                result[row], done[row] = rates[row, -1], True
+            else:
+                last = int(np.argmin(ok[row])) - 1
+                low[row], high[row] = rates[row, last], rates[row, last + 1]
+                result[row] = low[row]
+    return result
+
+
+def search_rate(passes_at) -> float:
+    """``search_rates`` for one deployment: ``passes_at`` takes and returns 1-D arrays."""
+    return float(search_rates(lambda rates: passes_at(rates[0])[None, :], 1)[0])
+
+
+def rates_at_targets(
+    workloads: list[LlmWorkload], efficiency: EngineEfficiency = DEFAULT_EFFICIENCY
+) -> np.ndarray:
+    """``max_rate_at_targets`` for many workloads, searched together (one ``llm_grid`` a round)."""
+
+    def passes_at(rates):
+        cells = [
+            w.with_changes(rate_rps=float(rate))
+            for w, row in zip(workloads, rates, strict=True)
+            for rate in row
+        ]
+        grid = llm_grid(cells, efficiency, quantiles=(0.99,))
+        targets = np.array(
+            [[w.ttft_p99_target_ms, w.tpot_p99_target_ms, w.e2e_p99_target_ms] for w in cells]
+        )
+        ok = (
+            grid.stable
+            & (grid.ttft_ms[:, 0] <= targets[:, 0])
+            & (grid.tpot_ms[:, 0] <= targets[:, 1])
+            & (grid.e2e_ms[:, 0] <= targets[:, 2])
+        )
+        return ok.reshape(rates.shape)
+
+    return search_rates(passes_at, len(workloads))
 
 
 def _search(workload: LlmWorkload, efficiency: EngineEfficiency, passes) -> float:
@@ -58,18 +99,4 @@ def max_rate_at_targets(
     workload: LlmWorkload, efficiency: EngineEfficiency = DEFAULT_EFFICIENCY
 ) -> float:
     """The highest rate at which every p99 is within the workload's targets (0 if none is)."""
-    ttft, tpot, e2e = (
-        workload.ttft_p99_target_ms,
-        workload.tpot_p99_target_ms,
-        workload.e2e_p99_target_ms,
-    )
-
-    def passes(grid):
-        return (
-            grid.stable
-            & (grid.ttft_ms[:, 0] <= ttft)
-            & (grid.tpot_ms[:, 0] <= tpot)
-            & (grid.e2e_ms[:, 0] <= e2e)
-        )
-
-    return _search(workload, efficiency, passes)
+    return float(rates_at_targets([workload], efficiency)[0])
