@@ -344,25 +344,26 @@ def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
     t_full = _time(cost, n + 1.0 + free, decode_pairs + free * position, decode_pairs + free)
     rho = rate * mean_prompt * t_full / free
     # Waiting prompts are served whole iterations at a time. A prefill iteration carries the
-    # prompts that arrived during the last one (λT E[P] tokens given at least one, at most the
-    # budget left): τ, ms of iteration per prompt token, and ρ_w = λ E[P] τ, the share of
-    # time prefill iterations take. The queue is M/G/1 with service Pτ; its wait includes the
-    # rest of the prefill iteration an arrival may find running.
+    # prompts that arrived during the last one (λT E[P] tokens given at least one), or the
+    # prompt alone when it is longer, at most the budget left: a prompt's service S is its share
+    # of that iteration, P t(batch) / batch, and ρ_w = λ E[S] the share of time prefill
+    # iterations take. The queue is M/G/1 with service S; its wait includes the rest of the
+    # prefill iteration an arrival may find running.
     arrivals = rate * state.period
-    batch_tokens = mean_prompt * arrivals / np.maximum(-np.expm1(-arrivals), 1e-12)
-    batch_tokens = np.clip(batch_tokens, mean_prompt, free)
+    typical = mean_prompt * arrivals / np.maximum(-np.expm1(-arrivals), 1e-12)
+    batch_tokens = np.clip(np.maximum(prompt, typical[:, None]), 1.0, free[:, None])
     t_batch = _time(
         cost,
-        n + 1.0 + batch_tokens,
-        decode_pairs + batch_tokens * position,
-        decode_pairs + batch_tokens,
+        (n + 1.0)[:, None] + batch_tokens,
+        decode_pairs[:, None] + batch_tokens * position[:, None],
+        decode_pairs[:, None] + batch_tokens,
     )
-    tau = t_batch / batch_tokens
-    rho_wait = np.minimum(rate * mean_prompt * tau, 0.98)
+    service = prompt * t_batch / batch_tokens
+    rho_wait = np.minimum(rate * (service @ NODE_WEIGHTS), 0.98)
     idle = np.maximum(1.0 - rho_wait, 1e-12)
-    wait = rate * tau * tau * square_prompt / (2.0 * idle)
-    # Takács: E[W²] = 2 E[W]² + λ E[S³] / (3 (1 − ρ)), with S = P τ.
-    wait_square = 2.0 * wait * wait + rate * tau**3 * ((prompt**3) @ NODE_WEIGHTS) / (3.0 * idle)
+    wait = rate * ((service**2) @ NODE_WEIGHTS) / (2.0 * idle)
+    # Takács: E[W²] = 2 E[W]² + λ E[S³] / (3 (1 − ρ)).
+    wait_square = 2.0 * wait * wait + rate * ((service**3) @ NODE_WEIGHTS) / (3.0 * idle)
     # The prompts that arrived meanwhile share the tagged one's first iteration: 0, 1, or 2
     # or more of them, E[P] tokens each (how many: ``llm_grid``).
     others = np.arange(_OTHERS, dtype=float)[None, None, :]
