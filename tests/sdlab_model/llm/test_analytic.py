@@ -42,7 +42,8 @@ def test_overload_is_infinite_and_not_stable():
     estimate = llm_latency(LlmWorkload(rate_rps=400.0))
     assert not estimate.is_stable, "400 req/s of 1,000-token prompts on one H100"
     assert math.isinf(estimate.ttft_p99_ms) and math.isinf(estimate.tpot_p99_ms), "∞ when unstable"
-    assert estimate.goodput_rps == 0.0 and estimate.usd_per_million_output_tokens is None
+    assert estimate.goodput_rps == 0.0, "nothing meets a target when unstable"
+    assert estimate.usd_per_million_output_tokens is None, "no price per token without throughput"
 
 
 def test_a_model_that_does_not_fit_is_unstable():

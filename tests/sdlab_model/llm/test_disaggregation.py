@@ -22,7 +22,9 @@ def test_an_idle_decode_pool_tpot_is_one_decode_step_plus_the_transfer():
         efficiency=DEFAULT_EFFICIENCY,
     )
     context = 1000.0 + 101.0 / 2.0
-    assert tpot == pytest.approx(cost.iteration_ms(1.0, context, context), rel=1e-3), tpot
+    assert tpot == pytest.approx(cost.iteration_ms(1.0, context, context), rel=1e-3), (
+        f"idle decode pool TPOT {tpot} ms is not one decode step"
+    )
     slow = decode_pool_tpot_p99(w, np.array([1e-6]), kv_link_gb_per_s=1.0)[0]
     # 1,000 tokens × 131,072 bytes over 1 GB/s is 131 ms, spread over 100 decode steps.
     assert slow - tpot == pytest.approx(1.31072, rel=1e-3), "the KV transfer per step"
