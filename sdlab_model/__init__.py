@@ -12,6 +12,7 @@ from sdlab_model.assessment import (
 from sdlab_model.design import Decision, Meter, Needs, Reason, Stage
 from sdlab_model.grids import P99Grid, compute_axes_grid
 from sdlab_model.latency import LatencyResult
+from sdlab_model.llm import LlmWorkload, llm_latency, simulate_llm
 from sdlab_model.params import (
     DEFAULT_MODEL,
     INPUT_NAMES,
@@ -53,6 +54,7 @@ __all__ = [
     "ConvergedSim",
     "Decision",
     "LatencyResult",
+    "LlmWorkload",
     "Meter",
     "Needs",
     "P99Grid",
@@ -65,6 +67,7 @@ __all__ = [
     "compute_axes_grid",
     "evaluate",
     "latency",
+    "llm_latency",
     "min_replicas_for_target",
     "p99_grid",
     "plan_residency",
@@ -73,5 +76,6 @@ __all__ = [
     "simulate",
     "simulate_converged",
     "simulate_grid",
+    "simulate_llm",
     "to_dot",
 ]
