@@ -7,7 +7,9 @@
     python3 scripts/load_test.py --app bare       # the same load on a bare page (the floor)
     python3 scripts/load_test.py --browsers 0 --sessions 15 --hostile 5   # the hostile mix
 
-Starts ``streamlit run`` on a free localhost port and sends it ``--sessions`` visitors at once,
+Starts ``streamlit run`` on a free localhost port, waits until it has compiled its model (a warm
+server, as ``python3 dev.py run`` serves; the cold start is ``scripts/bench_cold_start.py``'s), and
+sends it ``--sessions`` visitors at once,
 each doing ``--interactions`` steps from the same mix: slider moves by keyboard, scenario-card
 clicks, page switches. Every visitor first loads the app; once all have loaded (or failed to),
 they all start interacting together. Between steps a visitor waits until its page has settled
@@ -321,6 +323,34 @@ def wait_for_health(port: int, server: subprocess.Popen, timeout_s: float) -> No
         except OSError:
             time.sleep(0.25)
     raise RuntimeError(f"the server did not answer its health check within {timeout_s:.0f} s")
+
+
+def wait_until_warm(port: int, timeout_s: float) -> None:
+    """Ask for the first page until it no longer says the server is compiling its model: the
+    visitors then meet a warm server, as ``python3 dev.py run`` serves once its kernels are
+    compiled (the cold start is measured apart, by ``scripts/bench_cold_start.py``)."""
+    from websockets.sync.client import connect as connect_sync
+
+    from sdlab_ui.server.warmup import NOTICE
+
+    deadline = time.monotonic() + timeout_s
+    request = BackMsg()
+    request.rerun_script.query_string = ""
+    url = f"ws://127.0.0.1:{port}/_stcore/stream"
+    with connect_sync(url, subprotocols=["streamlit"], origin=f"http://127.0.0.1:{port}") as ws:
+        while time.monotonic() < deadline:
+            ws.send(request.SerializeToString())
+            compiling = False
+            while True:
+                reply = ForwardMsg()
+                reply.ParseFromString(ws.recv(timeout=timeout_s))
+                if reply.WhichOneof("type") == "script_finished":
+                    break
+                compiling |= reply.delta.new_element.alert.body == NOTICE
+            if not compiling:
+                return
+            time.sleep(0.5)
+    raise RuntimeError(f"the server still compiled its model after {timeout_s:.0f} s")
 
 
 def stop_server(server: subprocess.Popen) -> None:
@@ -815,6 +845,8 @@ async def press(visitor: LegitPresser, loaded_all: asyncio.Barrier, args, tally)
         turn = visitor.session  # pressers start on different buttons: both kinds get timed
         while loaded and not tally.stopping:
             await asyncio.sleep(max(2.0, think_time_s(rng, max(args.think_s, 2.0))))
+            if tally.stopping:
+                break
             try:
                 what, ms = await visitor.press_once(rng, turn)
             except failures as error:
@@ -942,15 +974,22 @@ async def drive(base_url: str, port: int, args, server_pid: int, tally: Tally) -
             sampler.start()
         loop = attack if args.hostile_mix == "classic" else attack_pages
         attacks = [asyncio.create_task(loop(h, loaded_all, args, tally)) for h in hostiles]
-        attacks += [asyncio.create_task(press(v, loaded_all, args, tally)) for v in pressers]
+        presses = [asyncio.create_task(press(v, loaded_all, args, tally)) for v in pressers]
         try:
             await asyncio.gather(*(visit(v, loaded_all, args, tally) for v in visitors))
         finally:
             tally.stopping = True  # the hostile visitors stop when the normal ones are done
             for task in attacks:
                 task.cancel()
-            if attacks:
-                await asyncio.wait(attacks, timeout=args.wait_s)
+            # A press under way is timed to its end (a starved one must not go unseen); none new.
+            if presses:
+                _, unfinished = await asyncio.wait(presses, timeout=args.wait_s)
+                for task in unfinished:
+                    tally.timeouts.append(f"a legitimate press unfinished {args.wait_s:.0f} s "
+                                          "after the normal visitors were done")  # fmt: skip
+                    task.cancel()
+            if attacks or presses:
+                await asyncio.wait([*attacks, *presses], timeout=args.wait_s)
             tally.server_cpu_s, tally.browser_cpu_s = (sampler.stop() for sampler in samplers)
             if browser is not None:
                 await browser.close()
@@ -1162,6 +1201,7 @@ def main() -> int:
     rss = None
     try:
         wait_for_health(port, server, timeout_s=120)
+        wait_until_warm(port, timeout_s=300)
         rss = RssSampler(server.pid)
         rss_start_mb = rss.rss_mb()
         rss.start()

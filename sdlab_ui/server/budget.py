@@ -27,6 +27,7 @@ a worker thread, such as drawing the diagram or building a report, waits without
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ servers, 32 ms at 32 and 0.25 s at 256; at 0.993, 51 ms to 0.53 s (2026-12-01, o
 solves, so such evaluations still take this lane.
 Batched evaluations take under 10 ms at any utilization."""
 
+
+USAGE_HALF_LIFE_S = 60.0
+"""How fast a visitor's use of a lane is forgotten in their turn (halved per this many seconds)."""
 
 WAIT_REFRESH_S = 1.0
 """How often a waiting visitor's place in line is looked at again (and redrawn if it moved)."""
@@ -80,10 +84,12 @@ class Lane:
     """A bounded number of slots for one kind of expensive work, shared by every session.
 
     Slots are handed out in turns: when one frees, it goes to the waiting request whose visitor
-    holds and has queued the fewest ahead of it, then to the longest waiting. A request never
-    takes a slot past someone already waiting (a visitor looping on expensive work queues
-    behind the others each time), and a visitor holding a slot waits behind other visitors for a
-    second."""
+    holds and has queued the fewest ahead of it, then whose visitor has used the lane the least
+    lately (seconds held, halving every ``USAGE_HALF_LIFE_S``), then to the longest waiting. A
+    request never takes a slot past someone already waiting (a visitor looping on expensive work
+    queues behind the others each time), a visitor holding a slot waits behind other visitors
+    for a second, and between the pieces of long work (``take_turns``) a visitor pressing once
+    goes before one who has held the lane for half a minute."""
 
     name: str
     slots: int
@@ -93,16 +99,27 @@ class Lane:
     _holders: list[Hashable] = field(init=False, repr=False, default_factory=list)
     _queue: list[_Ticket] = field(init=False, repr=False, default_factory=list)
     _issued: int = field(init=False, repr=False, default=0)
+    _granted_at: dict[Hashable, list[float]] = field(init=False, repr=False, default_factory=dict)
+    _used: dict[Hashable, tuple[float, float]] = field(init=False, repr=False, default_factory=dict)
 
     @property
     def waiting(self) -> int:
         """Requests waiting for a slot now."""
         return len(self._queue)
 
-    def others_waiting(self, owner: Hashable) -> bool:
-        """Whether a visitor other than ``owner`` waits for a slot now."""
+    def others_first(self, owner: Hashable) -> bool:
+        """Whether a request of another visitor waits whose turn comes before ``owner``'s would,
+        were ``owner`` to give up one of its slots now and ask again (its hold so far counted)."""
         with self._condition:
-            return any(ticket.owner != owner for ticket in self._queue)
+            now = time.monotonic()
+            held_since = self._granted_at.get(owner, [now])[0]
+            mine = (
+                self._holders.count(owner) - 1,
+                round(self.used_s(owner, now) + now - held_since, 1),
+            )
+            return any(
+                self._turn(ticket)[:2] <= mine for ticket in self._queue if ticket.owner != owner
+            )
 
     def acquire(self, quiet: bool = False) -> None:
         """Take a slot in turn, showing the visitor their place in line while they wait (a
@@ -156,14 +173,34 @@ class Lane:
     def _release(self, owner: Hashable) -> None:
         if not self._holders:
             raise ValueError(f"the {self.name} lane has no slot held to release")
-        self._holders.remove(owner if owner in self._holders else self._holders[0])
+        owner = owner if owner in self._holders else self._holders[0]
+        self._holders.remove(owner)
+        now = time.monotonic()
+        started = self._granted_at.get(owner, [])
+        if started:
+            self._used[owner] = (self.used_s(owner, now) + now - started.pop(0), now)
+        if not started:
+            self._granted_at.pop(owner, None)
+        self._forget_idle(now)
         self._grant()
 
-    def _turn(self, ticket: _Ticket) -> tuple[int, int]:
+    def used_s(self, owner: Hashable, now: float) -> float:
+        """Seconds ``owner`` has held this lane's slots, each halved per ``USAGE_HALF_LIFE_S``
+        since."""
+        seconds, stamp = self._used.get(owner, (0.0, now))
+        return seconds * 0.5 ** ((now - stamp) / USAGE_HALF_LIFE_S)
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop visitors' usage once it has decayed below a millisecond (sessions come and go)."""
+        for owner in [o for o in self._used if self.used_s(o, now) < 1e-3]:
+            del self._used[owner]
+
+    def _turn(self, ticket: _Ticket) -> tuple[int, float, int]:
         """Sort key of a waiting request: its visitor's slots held and requests queued ahead
-        of it, then its age."""
+        of it, then its visitor's recent use of the lane, then its age."""
         ahead = sum(1 for t in self._queue if t.owner == ticket.owner and t.order < ticket.order)
-        return self._holders.count(ticket.owner) + ahead, ticket.order
+        used = self.used_s(ticket.owner, time.monotonic())
+        return self._holders.count(ticket.owner) + ahead, round(used, 1), ticket.order
 
     def _place(self, ticket: _Ticket) -> int:
         """1 for the next request to get a slot, 2 for the one after, …"""
@@ -178,6 +215,7 @@ class Lane:
             self._queue.remove(ticket)
             ticket.granted = True
             self._holders.append(ticket.owner)
+            self._granted_at.setdefault(ticket.owner, []).append(time.monotonic())
             granted = True
         if granted:
             self._condition.notify_all()
@@ -219,11 +257,12 @@ def slot(lane: Lane | None) -> Iterator[None]:
 
 
 def take_turns() -> None:
-    """Between the pieces of long work done in a slot: if another visitor waits for the lane,
-    hand them the slot and queue again behind them, so a short computation is not held up for
-    the whole of a long one (a Verify of seconds, a timeline check)."""
+    """Between the pieces of long work done in a slot: if another visitor's turn has come
+    (``Lane.others_first``), hand them the slot and queue again behind them, so a short
+    computation is not held up for the whole of a long one (a Verify of seconds, a timeline
+    check), nor a short press made to alternate with a long loop."""
     lane = held_lane()
-    if lane is None or not lane.others_waiting(_owner()):
+    if lane is None or not lane.others_first(_owner()):
         return
     lane.release()
     try:

@@ -390,3 +390,41 @@ def test_a_waiting_visitor_who_leaves_gives_their_place_up(monkeypatch):
     assert budget.HEAVY.waiting == 0, "the visitor who left still holds a place in line"
     release.set()
     holder.join(timeout=10)
+
+
+def test_a_press_between_long_work_runs_its_pieces_before_the_long_work_resumes(monkeypatch):
+    """The lane's recent use decides the turn: a visitor pressing once (a Verify of a few
+    pieces) is not made to alternate, piece by piece, with a visitor who has held the lane for
+    a while (a hostile loop of long checks)."""
+    _as_sessions(monkeypatch)
+    events: list[str] = []
+    started = threading.Event()
+
+    def long_work():
+        with budget.slot(budget.HEAVY):
+            started.set()
+            for piece in range(30):
+                time.sleep(0.05)
+                events.append(f"long {piece}")
+                budget.take_turns()
+
+    def press():
+        with budget.slot(budget.HEAVY):
+            for piece in range(4):
+                time.sleep(0.05)
+                events.append(f"press {piece}")
+                budget.take_turns()
+
+    long = threading.Thread(target=long_work, name="hostile", daemon=True)
+    long.start()
+    assert started.wait(timeout=10)
+    time.sleep(0.6)  # the long work has used the lane for over half a second
+    visitor = threading.Thread(target=press, name="visitor", daemon=True)
+    visitor.start()
+    for thread in (long, visitor):
+        thread.join(timeout=20)
+    pressed = [i for i, event in enumerate(events) if event.startswith("press")]
+    assert len(pressed) == 4 and pressed[-1] - pressed[0] == 3, (
+        f"the press's pieces alternated with the long work's: {events}"
+    )
+    assert events[-1] == "long 29" and budget.HEAVY.waiting == 0, events

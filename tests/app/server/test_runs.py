@@ -180,3 +180,39 @@ def test_runs_waiting_on_a_result_another_run_computes_do_not_deadlock(monkeypat
     for thread in threads:
         thread.join(5)
     assert sorted(finished) == ["computing", "waiting", "waiting"], f"deadlocked: {finished}"
+
+
+def test_a_freed_slot_goes_to_the_session_that_has_drawn_least_lately(monkeypatch):
+    """A visitor whose reruns are long (a loop on costly inputs) waits behind one whose reruns
+    are short, even when it asked first."""
+    slots = runs.FairSlots(1)
+    sessions = {"MainThread": "costly", "holder": "holder", "costly": "costly", "cheap": "cheap"}
+    monkeypatch.setattr(runs, "_session", lambda: sessions[threading.current_thread().name])
+    slots.acquire()  # the costly session's earlier run: long
+    time.sleep(0.3)
+    slots.release()
+    order: list[str] = []
+    holder_in, holder_out = threading.Event(), threading.Event()
+
+    def hold():
+        slots.acquire()
+        holder_in.set()
+        holder_out.wait(10)
+        slots.release()
+
+    def draw():
+        slots.acquire()
+        order.append(threading.current_thread().name)
+        slots.release()
+
+    holder = threading.Thread(target=hold, name="holder", daemon=True)
+    holder.start()
+    assert holder_in.wait(10)
+    waiters = [threading.Thread(target=draw, name=n, daemon=True) for n in ("costly", "cheap")]
+    for thread in waiters:  # the costly session asks first
+        thread.start()
+        time.sleep(0.1)
+    holder_out.set()
+    for thread in (holder, *waiters):
+        thread.join(10)
+    assert order == ["cheap", "costly"], f"the slot went in the order {order}"
