@@ -266,7 +266,7 @@ def p99_heatmap(grid: P99Grid, title: str = "") -> go.Figure:
 
 
 # The 2 x 2 layout make_subplots(rows=2, cols=2, shared axes, spacing 0.05 x 0.1) builds, written
-# out: make_subplots and adding traces to it validated every property again (~60 ms a view).
+# out: make_subplots and adding traces to it validated every property again (docs/performance.md).
 _PANEL_DOMAINS = (  # (x domain, y domain) of panels 1-4, row by row from the top
     ((0.0, 0.475), (0.55, 1.0)),
     ((0.525, 1.0), (0.55, 1.0)),

@@ -83,7 +83,7 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         + "</tr></tbody></table>"
     )
     # One element, not three st.metric in four columns (nine messages to the browser on every
-    # rerun, ~0.5 ms of the server's time): the same numbers, styled alike by the Lab's stylesheet.
+    # rerun; docs/performance.md): the same numbers, styled alike by the Lab's stylesheet.
     # Every text in it is escaped (_metric_html, the table's cells).
     block = f'<div class="{HEADLINE_CLASS}">{"".join(metrics)}{table}</div>'
     st.markdown(f"{HEADER}\n\n{block}" if header else block, unsafe_allow_html=True)
