@@ -119,15 +119,16 @@ def numeric_widget(
     with value=, so the canonical state wins every run); without, it keeps its own state from
     the default. ``extra_values`` join a log slider's ladder so they show exactly.
     """
-    if value is not None:
-        st.session_state[key] = value
-    elif key not in st.session_state:
-        st.session_state[key] = spec.default
-    value = st.session_state[key]
+    own = value is None
+    start = spec.default if own else value
+    number = (int if spec.integer else float) if spec.step is not None else type(start)
+    start = number(start) if spec.scale == "linear" else start
+    if not own:
+        st.session_state[key] = start
     common = {"key": key, "help": spec.help or None, "on_change": on_change, "args": args}
+    if own:
+        common["value"] = start
     if spec.step is not None:
-        number = int if spec.integer else float
-        st.session_state[key] = number(value)
         extra = {"format": f"%.{spec.decimals}f"} if spec.decimals is not None else {}
         return st.number_input(
             input_label(spec),
@@ -138,14 +139,13 @@ def numeric_widget(
             **common,
         )
     if spec.scale == "log":
-        options = log_options(spec, (*extra_values, value))
+        options = log_options(spec, (*extra_values, start))
         return st.select_slider(
             input_label(spec),
             options,
             format_func=option_labels(spec, options).__getitem__,
             **common,
         )
-    number = type(value)
     return st.slider(
         input_label(spec),
         min_value=number(spec.minimum),

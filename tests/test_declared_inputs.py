@@ -26,8 +26,6 @@ UNDECLARED_INPUTS: dict[str, str] = {
     "heatmap, a view of the page, not a value",
     "sdlab_ui/advice/hardware.py::catalog_pricing::selectbox": "picks a catalog entry for a "
     "button to apply, not a value the model reads",
-    # Until the Timeline page draws its declarations (page_params) with the builder:
-    "sdlab_ui/timeline/canary.py::_inputs::number_input": "the canary's Bound inputs, moving",
 }
 """``path::function::widget`` -> why that function draws an input widget itself."""
 

@@ -89,7 +89,8 @@ TEST_DESCRIPTION = (
 
 @dataclass(frozen=True)
 class Bound:
-    """The range and default of one canary input (the panel's widgets read them from here)."""
+    """The range and default of one canary input (``page_params`` declares the panel's widgets from
+    them)."""
 
     minimum: float
     maximum: float
