@@ -115,19 +115,19 @@ def numeric_widget(
 ) -> float | int:
     """Draw ``spec``: a typed box where it has a step, else a slider on its scale.
 
-    With ``value`` the widget is a view of that canonical value (set before it is drawn, never
-    with value=, so the canonical state wins every run); without, it keeps its own state from
-    the default. ``extra_values`` join a log slider's ladder so they show exactly.
+    With ``value`` the widget is a view of that canonical value (``on_change`` writes changes
+    back); without, it keeps its own state from the default. ``extra_values`` join a log
+    slider's ladder so they show exactly.
     """
     own = value is None
     start = spec.default if own else value
     number = (int if spec.integer else float) if spec.step is not None else type(start)
     start = number(start) if spec.scale == "linear" else start
-    if not own:
-        st.session_state[key] = start
     common = {"key": key, "help": spec.help or None, "on_change": on_change, "args": args}
     if own:
         common["value"] = start
+    else:  # set before drawing, never with value=: the canonical state wins every run
+        st.session_state[key] = start
     if spec.step is not None:
         extra = {"format": f"%.{spec.decimals}f"} if spec.decimals is not None else {}
         return st.number_input(

@@ -89,8 +89,7 @@ TEST_DESCRIPTION = (
 
 @dataclass(frozen=True)
 class Bound:
-    """The range and default of one canary input (``page_params`` declares the panel's widgets from
-    them)."""
+    """The model's range and default of one canary input (``page_params`` declares its widget)."""
 
     minimum: float
     maximum: float

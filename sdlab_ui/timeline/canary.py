@@ -109,6 +109,17 @@ def detection_metric_text(
     return duration_text(detection.seconds)
 
 
+_PERCENT_INPUTS = (
+    "shadow_pct",
+    "baseline_error_pct",
+    "regressed_error_pct",
+    "p99_regression_pct",
+    "confidence_pct",
+    "power_pct",
+)
+"""The percent inputs, middle column then right, each set as a share of its ``source``."""
+
+
 def _inputs() -> tuple[CanaryPlan | None, float]:
     """The plan from the widgets (None after showing why it is not valid) and the metric
     interval."""
@@ -146,17 +157,6 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
         st.error(f"The rollout cannot be planned: {message}", icon=":material/error:")
         return None, interval_s
     return plan, interval_s
-
-
-_PERCENT_INPUTS = (
-    "shadow_pct",
-    "baseline_error_pct",
-    "regressed_error_pct",
-    "p99_regression_pct",
-    "confidence_pct",
-    "power_pct",
-)
-"""The percent inputs, middle column then right, each set as a share of its ``source``."""
 
 
 def _number(name: str) -> float:
