@@ -40,7 +40,7 @@ from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
 from sdlab_ui import error_figures, figures, heatmap_figures
-from sdlab_ui.server import budget, runs
+from sdlab_ui.server import budget, runs, worker
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
 # (through pickle's reduce) cost ~0.9 ms per call, its values ~0.1 ms; a Heatmaps rerun makes
@@ -325,30 +325,37 @@ def simulated_grid(key: Workload) -> tuple[np.ndarray, np.ndarray]:
     """Simulated p99 on the coarse cells and each one's 95% interval, with a progress bar while
     it runs (~10 s at most).
 
+    Row by row in the simulation worker (``server/worker.py``), the heavy lane's turns taken
+    between rows; each row is the full grid's row (every row draws the same random numbers).
     The bar is made inside this function so that Streamlit can replay it (as an empty slot)
     on a cache hit.
     """
     from sdlab_model.simulation.simulator import simulate_grid
 
+    rates = grids.rate_axis(VERIFY_RATE_CELLS)
+    replicas = grids.replica_axis(VERIFY_REPLICA_CELLS)
     bar = st.progress(0.0, text="Simulating…")
-
-    def report(done_cells: int, total_cells: int) -> None:
-        bar.progress(
-            done_cells / total_cells, text=f"Simulating {done_cells} of {total_cells} cells…"
-        )
-        budget.take_turns()  # a legitimate press waits a cell, not the whole grid
-
+    rows = []
     with budget.slot(budget.HEAVY):
-        simulated = simulate_grid(
-            key,
-            grids.rate_axis(VERIFY_RATE_CELLS),
-            grids.replica_axis(VERIFY_REPLICA_CELLS),
-            n_requests=VERIFY_REQUESTS_PER_CELL,
-            progress=report,
-            interval=True,
-        )
+        for done, count in enumerate(replicas):
+            budget.take_turns(done / replicas.size)  # a short press waits a row at most
+            rows.append(
+                worker.call(
+                    simulate_grid,
+                    key,
+                    rates,
+                    [count],
+                    n_requests=VERIFY_REQUESTS_PER_CELL,
+                    interval=True,
+                )
+            )
+            cells = (done + 1) * rates.size
+            bar.progress(
+                cells / (rates.size * replicas.size),
+                text=f"Simulating {cells} of {rates.size * replicas.size} cells…",
+            )
     bar.empty()
-    return simulated
+    return np.concatenate([p99 for p99, _ in rows]), np.concatenate([ci for _, ci in rows])
 
 
 @st.cache_resource(max_entries=8, hash_funcs=_KEY, show_spinner=False)

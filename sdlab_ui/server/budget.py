@@ -8,9 +8,9 @@ each started a dense M/D/c solve (0.4–1.1 s of CPU and 100–200 MB each): the
 first takes a slot in one of two lanes:
 
 - ``HEAVY``, one slot: work that can take seconds and hundreds of MB — an exact M/D/c solve near
-  saturation (``is_heavy_evaluation``) and the Heatmaps page's grid simulation. One at a time,
-  so at most one such computation's memory is held, and the other core stays free for everyone
-  else's ordinary reruns.
+  saturation (``is_heavy_evaluation``), the Heatmaps page's grid simulation (row by row in the
+  simulation worker, ``worker.py``) and the Timeline's check. One at a time, so at most one such
+  computation's memory is held, and the other core stays free for everyone else's reruns.
 - ``WORK``, two slots (this app is sized for a 2-core machine): the Lab's simulation and the
   heatmap grids, tens to a few hundred ms each.
 - ``PYTHON``, one slot: a canary plan or an HTML report, Python for up to a second each, which
@@ -61,6 +61,7 @@ WAIT_REFRESH_S = 1.0
 class _Ticket:
     owner: Hashable
     order: int
+    remaining_s: float = 0.0
     granted: bool = False
 
 
@@ -84,12 +85,14 @@ class Lane:
     """A bounded number of slots for one kind of expensive work, shared by every session.
 
     Slots are handed out in turns: when one frees, it goes to the waiting request whose visitor
-    holds and has queued the fewest ahead of it, then whose visitor has used the lane the least
-    lately (seconds held, halving every ``USAGE_HALF_LIFE_S``), then to the longest waiting. A
-    request never takes a slot past someone already waiting (a visitor looping on expensive work
-    queues behind the others each time), a visitor holding a slot waits behind other visitors
-    for a second, and between the pieces of long work (``take_turns``) a visitor pressing once
-    goes before one who has held the lane for half a minute."""
+    holds and has queued the fewest ahead of it, then to the one with the least work left (long
+    work resuming between its pieces says how much, ``take_turns``; a new request counts as
+    none), then whose visitor has used the lane the least lately (seconds held, halving every
+    ``USAGE_HALF_LIFE_S``), then to the longest waiting. A request never takes a slot past
+    someone already waiting (a visitor looping on expensive work queues behind the others each
+    time), and a short press goes before the rest of a long computation: a Verify of a few
+    seconds is not made to share the lane evenly with a timeline check of a minute, whose
+    visitor opens a new session for each one."""
 
     name: str
     slots: int
@@ -107,26 +110,29 @@ class Lane:
         """Requests waiting for a slot now."""
         return len(self._queue)
 
-    def others_first(self, owner: Hashable) -> bool:
+    def others_first(self, owner: Hashable, remaining_s: float = 0.0) -> bool:
         """Whether a request of another visitor waits whose turn comes before ``owner``'s would,
-        were ``owner`` to give up one of its slots now and ask again (its hold so far counted)."""
+        were ``owner`` to give up one of its slots now and ask again with ``remaining_s`` of work
+        left (its hold so far counted)."""
         with self._condition:
             now = time.monotonic()
             held_since = self._granted_at.get(owner, [now])[0]
             mine = (
                 self._holders.count(owner) - 1,
+                round(remaining_s, 1),
                 round(self.used_s(owner, now) + now - held_since, 1),
             )
             return any(
-                self._turn(ticket)[:2] <= mine for ticket in self._queue if ticket.owner != owner
+                self._turn(ticket)[:3] <= mine for ticket in self._queue if ticket.owner != owner
             )
 
-    def acquire(self, quiet: bool = False) -> None:
+    def acquire(self, quiet: bool = False, remaining_s: float = 0.0) -> None:
         """Take a slot in turn, showing the visitor their place in line while they wait (a
-        worker thread, which has no page to show it on, or a ``quiet`` call just waits)."""
+        worker thread, which has no page to show it on, or a ``quiet`` call just waits);
+        ``remaining_s``: the work left, for long work resuming between its pieces."""
         owner = _owner()
         with self._condition:
-            ticket = _Ticket(owner, self._issued)
+            ticket = _Ticket(owner, self._issued, remaining_s)
             self._issued += 1
             self._queue.append(ticket)
             self._grant()
@@ -195,12 +201,17 @@ class Lane:
         for owner in [o for o in self._used if self.used_s(o, now) < 1e-3]:
             del self._used[owner]
 
-    def _turn(self, ticket: _Ticket) -> tuple[int, float, int]:
+    def _turn(self, ticket: _Ticket) -> tuple[int, float, float, int]:
         """Sort key of a waiting request: its visitor's slots held and requests queued ahead
-        of it, then its visitor's recent use of the lane, then its age."""
+        of it, then its work left, then its visitor's recent use of the lane, then its age."""
         ahead = sum(1 for t in self._queue if t.owner == ticket.owner and t.order < ticket.order)
         used = self.used_s(ticket.owner, time.monotonic())
-        return self._holders.count(ticket.owner) + ahead, round(used, 1), ticket.order
+        return (
+            self._holders.count(ticket.owner) + ahead,
+            round(ticket.remaining_s, 1),
+            round(used, 1),
+            ticket.order,
+        )
 
     def _place(self, ticket: _Ticket) -> int:
         """1 for the next request to get a slot, 2 for the one after, …"""
@@ -247,7 +258,7 @@ def slot(lane: Lane | None) -> Iterator[None]:
         return
     runs.give_up()
     lane.acquire()
-    _held.lane = lane
+    _held.lane, _held.worked_s, _held.since = lane, 0.0, time.monotonic()
     try:
         yield
     finally:
@@ -256,20 +267,28 @@ def slot(lane: Lane | None) -> Iterator[None]:
             lane.release()
 
 
-def take_turns() -> None:
-    """Between the pieces of long work done in a slot: if another visitor's turn has come
-    (``Lane.others_first``), hand them the slot and queue again behind them, so a short
-    computation is not held up for the whole of a long one (a Verify of seconds, a timeline
-    check), nor a short press made to alternate with a long loop."""
+def take_turns(done_share: float = 0.0) -> None:
+    """Between the pieces of long work done in a slot, ``done_share`` of it done: if another
+    visitor's turn has come (``Lane.others_first``), hand them the slot and queue again behind
+    them, so a short computation is not held up for the whole of a long one (a Verify of
+    seconds, a timeline check). The work left is the time held so far scaled by the share not
+    done: the shortest goes first."""
     lane = held_lane()
-    if lane is None or not lane.others_first(_owner()):
+    if lane is None:
+        return
+    now = time.monotonic()
+    worked_s = _held.worked_s + now - _held.since
+    share = min(max(done_share, 0.0), 1.0)
+    remaining_s = worked_s * (1.0 - share) / share if share > 0.0 else 0.0
+    if not lane.others_first(_owner(), remaining_s):
         return
     lane.release()
     try:
-        lane.acquire(quiet=True)  # quiet: this may run inside a cached function
+        lane.acquire(quiet=True, remaining_s=remaining_s)  # quiet: may run in a cached function
     except BaseException:
         _held.lane = None
         raise
+    _held.worked_s, _held.since = worked_s, time.monotonic()
 
 
 def is_heavy_evaluation(workload: Workload, model: str) -> bool:

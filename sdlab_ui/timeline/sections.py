@@ -242,7 +242,7 @@ def _cached_check(inputs: TimelineInputs, seed: int):
     result = _cached_run(inputs, False)
     with budget.slot(budget.HEAVY):
         return simulate_timeline(
-            result, seed, between_chunks=lambda done, total: budget.take_turns()
+            result, seed, between_chunks=lambda done, total: budget.take_turns(done / total)
         )
 
 

@@ -12,6 +12,7 @@ from apptest_helpers import HEATMAPS_PAGE, assert_no_exception, open_app, sideba
 from sdlab_model.grids import rate_axis, replica_axis
 from sdlab_model.params import CHOICE_BY_NAME
 from sdlab_ui import error_figures, heatmap_figures
+from sdlab_ui.server import worker
 
 
 def test_heatmaps_render_with_csv():
@@ -48,8 +49,10 @@ def test_the_policy_view_builds_only_when_opened(monkeypatch):
 
 def test_verify_with_simulation_shows_the_error_map():
     app = open_app({"model": "teaching", "rate_rps": "1000"}, page=HEATMAPS_PAGE)
+    worker.WORKER.stop()
     app.button(key="heatmap.verify").click().run()
     assert_no_exception(app)
+    assert worker.WORKER.running, "Verify simulated in the server's process, not the worker"
     charts = app.get("plotly_chart")
     assert len(charts) == 3, f"expected analytic + error map beside the heatmap, got {len(charts)}"
     error_map = json.loads(charts[2].proto.spec)

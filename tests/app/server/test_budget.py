@@ -6,6 +6,7 @@ import contextlib
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from sdlab_model.workload import Workload
@@ -82,6 +83,8 @@ def test_heavy_evaluations_run_one_at_a_time(monkeypatch, fresh_caches):
 
 
 def test_ordinary_evaluations_take_no_slot(monkeypatch, fresh_caches):
+    monkeypatch.setattr(cache, "judge", Concurrency(seconds=0.0))
+    cache.assessment(Workload(rate_rps=99.0), "queueing")  # first-use imports out of the way
     slow = Concurrency(seconds=0.15)
     monkeypatch.setattr(cache, "judge", slow)
     light = [Workload(rate_rps=100.0 + i) for i in range(3)] + [_near_saturation(0.5)]
@@ -107,12 +110,18 @@ def test_simulations_and_grids_share_two_work_slots(monkeypatch, fresh_caches):
 
 
 def test_the_grid_simulation_holds_the_heavy_lane(monkeypatch, fresh_caches):
-    from sdlab_model.simulation import simulator
+    from sdlab_ui.server import worker
 
-    slow = Concurrency(seconds=0.05)
-    monkeypatch.setattr(simulator, "simulate_grid", slow)
+    lanes = []
+
+    def call(function, workload, rates, replicas, **kwargs):
+        lanes.append(getattr(budget.held_lane(), "name", None))
+        shape = (len(replicas), len(rates))
+        return np.ones(shape), np.ones((*shape, 2))
+
+    monkeypatch.setattr(worker, "call", call)
     cache.simulated_grid(Workload())
-    assert slow.lanes == ["heavy"], f"the Heatmaps grid simulation ran in {slow.lanes}"
+    assert lanes and set(lanes) == {"heavy"}, f"the Heatmaps grid simulation ran in {lanes}"
 
 
 def _spinners_shown(monkeypatch) -> list[str]:
@@ -426,5 +435,47 @@ def test_a_press_between_long_work_runs_its_pieces_before_the_long_work_resumes(
     pressed = [i for i, event in enumerate(events) if event.startswith("press")]
     assert len(pressed) == 4 and pressed[-1] - pressed[0] == 3, (
         f"the press's pieces alternated with the long work's: {events}"
+    )
+    assert events[-1] == "long 29" and budget.HEAVY.waiting == 0, events
+
+
+def test_a_short_press_is_not_made_to_share_the_lane_with_long_work_begun_after_it(monkeypatch):
+    """The work left decides the turn before the lane's use: a long computation that starts in
+    a new session (as a hostile visitor's next round does, with no use on record) takes one
+    piece, then waits for the short press already under way to finish."""
+    _as_sessions(monkeypatch)
+    events: list[str] = []
+    pressing, long_started = threading.Event(), threading.Event()
+
+    def press():
+        with budget.slot(budget.HEAVY):
+            for piece in range(8):
+                budget.take_turns(piece / 8)
+                if piece == 3:
+                    pressing.set()
+                    assert long_started.wait(timeout=10)
+                    time.sleep(0.1)  # the long work is in line now
+                time.sleep(0.05)
+                events.append(f"press {piece}")
+
+    def long_work():
+        long_started.set()
+        with budget.slot(budget.HEAVY):
+            for piece in range(30):
+                budget.take_turns(piece / 30)
+                time.sleep(0.05)
+                events.append(f"long {piece}")
+
+    visitor = threading.Thread(target=press, name="visitor", daemon=True)
+    visitor.start()
+    assert pressing.wait(timeout=10)
+    hostile = threading.Thread(target=long_work, name="hostile", daemon=True)
+    hostile.start()
+    for thread in (visitor, hostile):
+        thread.join(timeout=20)
+    pressed = [i for i, event in enumerate(events) if event.startswith("press")]
+    assert len(pressed) == 8, events
+    assert pressed[-1] - pressed[3] <= 5, (
+        f"the press's last pieces alternated with the long work begun after it: {events}"
     )
     assert events[-1] == "long 29" and budget.HEAVY.waiting == 0, events

@@ -1,0 +1,173 @@
+"""A child process for the heavy lane's simulations, so that they do not share the interpreter.
+
+Every visitor's script runs as a thread of one server process, and the threads take turns
+holding the interpreter (the GIL). The grid simulation behind Heatmaps' "Verify with
+simulation" gives the GIL up and takes it back several times per cell (the kernel, then numpy);
+with other visitors' reruns running, every take-back waits its turn, and a Verify of a few
+seconds took ten times as long under load (docs/performance.md). In a process of its own it
+waits only for a core.
+
+One worker, started on first use and stopped after ``IDLE_S`` without work (its memory is the
+server's only while it is needed). Calls are pickled (function, arguments) over its stdin and
+the (ok, result) back over its stdout; a call goes to a module-level function of ``sdlab_model``.
+This module imports only the standard library: it is also the child's main
+(``python -m sdlab_ui.server.worker``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+IDLE_S = 20.0
+"""How long the worker waits for more work before it exits."""
+
+NICENESS = 5
+"""The worker's CPU priority, below the server's: on a contended core visitors' reruns get the
+larger share and the simulations the rest (docs/performance.md compares 0 and 5)."""
+
+_ROOT = Path(__file__).resolve().parents[2]
+_LENGTH_BYTES = 8
+Result = TypeVar("Result")
+
+
+class WorkerStopped(RuntimeError):
+    """The worker process ended in the middle of a call (killed, out of memory)."""
+
+
+def _write_frame(stream: BinaryIO, payload: bytes) -> None:
+    stream.write(len(payload).to_bytes(_LENGTH_BYTES, "big") + payload)
+    stream.flush()
+
+
+def _read_frame(stream: BinaryIO) -> bytes | None:
+    header = stream.read(_LENGTH_BYTES)
+    if len(header) < _LENGTH_BYTES:
+        return None
+    size = int.from_bytes(header, "big")
+    payload = stream.read(size)
+    return payload if len(payload) == size else None
+
+
+class Worker:
+    """One child process that runs calls one at a time, started when needed."""
+
+    def __init__(self, idle_s: float = IDLE_S):
+        self.idle_s = idle_s
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._last_used = time.monotonic()
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self.running else None
+
+    def call(self, function: Callable[..., Result], *args: Any, **kwargs: Any) -> Result:
+        """``function(*args, **kwargs)`` in the worker; its exception is raised here. The
+        calling thread waits without the GIL (a blocking read)."""
+        payload = pickle.dumps((function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            process = self._start()
+            try:
+                _write_frame(process.stdin, payload)
+                reply = _read_frame(process.stdout)
+            except (BrokenPipeError, OSError):
+                reply = None
+            self._last_used = time.monotonic()
+            if reply is None:
+                self._stop()
+                raise WorkerStopped("the simulation worker stopped before it answered")
+        ok, value = pickle.loads(reply)
+        if not ok:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def _start(self) -> subprocess.Popen:
+        if self.running:
+            return self._process
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            [str(_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
+        )
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "sdlab_ui.server.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=environment,
+            cwd=_ROOT,
+        )
+        threading.Thread(
+            target=self._stop_when_idle, args=(self._process,), daemon=True, name="worker-idle"
+        ).start()
+        return self._process
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        try:
+            process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def _stop_when_idle(self, process: subprocess.Popen) -> None:
+        while True:
+            time.sleep(max(self.idle_s / 4, 0.05))
+            with self._lock:
+                if self._process is not process:
+                    return
+                if time.monotonic() - self._last_used >= self.idle_s:
+                    self._stop()
+                    return
+
+
+WORKER = Worker()
+
+
+def call(function: Callable[..., Result], *args: Any, **kwargs: Any) -> Result:
+    """``function(*args, **kwargs)`` in the server's simulation worker."""
+    return WORKER.call(function, *args, **kwargs)
+
+
+def _serve() -> None:
+    """The child: answer calls until the parent closes the pipe."""
+    if hasattr(os, "nice"):
+        os.nice(NICENESS)
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print goes to the log, not into a reply
+    while (payload := _read_frame(requests)) is not None:
+        try:
+            function, args, kwargs = pickle.loads(payload)
+            reply = (True, function(*args, **kwargs))
+        except Exception as error:  # the caller re-raises it
+            reply = (False, error)
+        try:
+            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # one that does not pickle
+            data = pickle.dumps((False, RuntimeError(repr(error))))
+        _write_frame(replies, data)
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,84 @@
+"""The simulation worker: calls run in a child process, answers and errors come back, and it
+stops when idle or killed without leaving the server stuck."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from sdlab_model import grids
+from sdlab_model.simulation.simulator import simulate_grid
+from sdlab_model.workload import Workload
+from sdlab_ui.server import worker
+
+
+@pytest.fixture
+def child():
+    process = worker.Worker(idle_s=60.0)
+    yield process
+    process.stop()
+
+
+def test_a_call_runs_in_another_process_and_returns_its_answer(child):
+    assert child.call(os.getpid) != os.getpid()
+    assert child.call(divmod, 17, 5) == (3, 2)
+
+
+def test_an_exception_in_the_worker_is_raised_to_the_caller(child):
+    with pytest.raises(ZeroDivisionError):
+        child.call(divmod, 1, 0)
+    assert child.call(divmod, 7, 2) == (3, 1), "the worker did not survive its caller's error"
+
+
+def test_a_print_in_the_worker_does_not_spoil_the_answer(child):
+    assert child.call(print, "stray output") is None
+    assert child.call(divmod, 9, 4) == (2, 1)
+
+
+def test_a_killed_worker_fails_the_call_and_the_next_call_starts_a_new_one(child):
+    first = child.call(os.getpid)
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(worker.WorkerStopped):
+        child.call(time.sleep, 0.01)
+    second = child.call(os.getpid)
+    assert second != first and not _alive(first)
+
+
+def test_an_idle_worker_exits():
+    process = worker.Worker(idle_s=0.3)
+    pid = process.call(os.getpid)
+    deadline = time.monotonic() + 10.0
+    while process.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process.running, "the worker outlived its idle time"
+    assert not _alive(pid)
+    assert process.call(os.getpid) != pid, "a call after the idle exit did not start a new worker"
+    process.stop()
+
+
+def test_verify_rows_in_the_worker_are_the_full_grids_rows(child):
+    workload = Workload(models_hosted=8, model_latency_ms=30.0)
+    rates, replicas = grids.rate_axis(6), grids.replica_axis(5)
+    p99, bounds = simulate_grid(workload, rates, replicas, n_requests=2_000, interval=True)
+    rows = [
+        child.call(simulate_grid, workload, rates, [count], n_requests=2_000, interval=True)
+        for count in replicas
+    ]
+    assert np.array_equal(np.concatenate([row for row, _ in rows]), p99)
+    assert np.array_equal(np.concatenate([ci for _, ci in rows]), bounds)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers; its parent has reaped it once waitpid says so.
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return False
