@@ -1,0 +1,114 @@
+"""The LLM page's widgets and its state: values kept under ``llm.*`` in the session and in the URL.
+
+The page's values are a canonical dict in session state (as ``sdlab_ui.state`` keeps the lab's
+workload); each widget is a view of one value, its ``on_change`` writing it back. The URL holds
+the values that differ from their defaults as ``llm.name=value``; it is read on a session's first
+run and on Back/Forward (``state.url_loads``), with a notice for each value not taken as given.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from sdlab_ui import state
+from sdlab_ui.llm.fields import (
+    CHOICES,
+    FIELD_BY_NAME,
+    default_values,
+    parse_params,
+    url_values,
+)
+
+PREFIX = "llm"
+_VALUES_KEY = "llm.values"
+_LOADED_AT_KEY = "llm.loaded_at"
+_NOTICES_KEY = "llm.notices"
+WIDGET = "llm.widget."
+"""Widget keys: this prefix and the input's name."""
+
+
+def current_values() -> dict:
+    """The page's inputs: from the URL on a session's first run and after Back/Forward."""
+    loads = state.url_loads()
+    if st.session_state.get(_LOADED_AT_KEY) != loads or _VALUES_KEY not in st.session_state:
+        values, notices = parse_params(state.page_params(PREFIX))
+        st.session_state[_VALUES_KEY] = values
+        st.session_state[_LOADED_AT_KEY] = loads
+        st.session_state[_NOTICES_KEY] = tuple(notices)
+    return dict(st.session_state[_VALUES_KEY])
+
+
+def load(changes: dict) -> None:
+    """Make the defaults with ``changes`` the page's values (a scenario card); clears notices."""
+    st.session_state[_VALUES_KEY] = {**default_values(), **changes}
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def show_notices() -> None:
+    """What the URL asked for that the page could not take as given, until the next change."""
+    current_values()  # a session's first run reads the URL, and its notices, here
+    notices = st.session_state.get(_NOTICES_KEY, ())
+    for notice in notices[: state.MAX_NOTICES_SHOWN]:
+        st.warning(notice, icon=":material/warning:")
+    if len(notices) > state.MAX_NOTICES_SHOWN:
+        st.warning(
+            f"… and {len(notices) - state.MAX_NOTICES_SHOWN} more notices like these, not shown.",
+            icon=":material/warning:",
+        )
+
+
+def _set(name: str) -> None:
+    values = dict(st.session_state[_VALUES_KEY])
+    values[name] = st.session_state[WIDGET + name]
+    st.session_state[_VALUES_KEY] = values
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def _choice(name: str, values: dict) -> None:
+    label, choices = CHOICES[name]
+    st.session_state[WIDGET + name] = values[name]
+    st.selectbox(
+        label,
+        tuple(choices),
+        key=WIDGET + name,
+        format_func=choices.__getitem__,
+        on_change=_set,
+        args=(name,),
+    )
+
+
+def _number(name: str, values: dict) -> None:
+    field = FIELD_BY_NAME[name]
+    cast = int if field.integer else float
+    st.session_state[WIDGET + name] = cast(values[name])
+    st.number_input(
+        field.label,
+        min_value=cast(field.minimum),
+        max_value=cast(field.maximum),
+        step=cast(field.step),
+        key=WIDGET + name,
+        help=field.help or None,
+        on_change=_set,
+        args=(name,),
+    )
+
+
+_COLUMNS = (
+    ("Deployment", ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas")),
+    ("Traffic", ("rate_rps", "prompt_tokens_mean", "output_tokens_mean")),
+    ("Engine", ("max_running_sequences", "max_batched_tokens")),
+    ("Targets", ("ttft_p99_target_ms", "tpot_p99_target_ms", "e2e_p99_target_ms")),
+)
+
+
+def draw() -> dict:
+    """Draw the inputs; returns their values, which are in the URL from here on."""
+    values = current_values()
+    for column, (title, names) in zip(st.columns(len(_COLUMNS)), _COLUMNS, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            for name in names:
+                (_choice if name in CHOICES else _number)(name, values)
+    values = dict(st.session_state[_VALUES_KEY])
+    state.set_page_params(PREFIX, url_values(values))
+    return values

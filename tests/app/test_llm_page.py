@@ -1,0 +1,177 @@
+"""AppTest of the LLM serving page: its headline is ``llm_latency``'s, its inputs live in the URL
+as ``llm.*``, its cards load their scenarios, and bad links give notices and a safe page."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_helpers import assert_no_exception, open_app
+
+from sdlab_model.llm import LlmWorkload, llm_latency
+from sdlab_ui.llm import cards, sections
+from sdlab_ui.llm.controls import WIDGET
+from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
+from sdlab_ui.text import ms_text
+
+LLM_PAGE = "app_pages/llm.py"
+P99S = ("TTFT", "TPOT", "E2E")
+
+
+def _open(query: dict[str, str] | None = None):
+    app = open_app(query or {}, page=LLM_PAGE)
+    assert_no_exception(app)
+    return app
+
+
+def _metrics(app) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
+def _expected(workload: LlmWorkload) -> dict[str, str]:
+    """The headline as it should read: every number is a field of ``llm_latency``'s estimate."""
+    result = llm_latency(workload)
+    usd_per_hour, per_million = sections.cost_texts(result)
+    shown = {
+        sections.p99_label(name, result.approximate): ms_text(p99)
+        for name, p99 in zip(
+            P99S, (result.ttft_p99_ms, result.tpot_p99_ms, result.e2e_p99_ms), strict=True
+        )
+    }
+    shown["Output throughput"] = sections.throughput_text(result)
+    shown["Goodput"] = f"{result.goodput_rps:,.3g} req/s"
+    shown["Cost"] = f"{usd_per_hour}/h"
+    shown["Per 1M output tokens"] = per_million
+    return shown
+
+
+def _widget_values(app) -> dict:
+    values = {name: app.selectbox(key=WIDGET + name).value for name in CHOICES}
+    values |= {f.name: app.number_input(key=WIDGET + f.name).value for f in FIELDS}
+    return values
+
+
+def _llm_params(app) -> dict[str, str]:
+    return {k[4:]: v for k, v in app.query_params.items() if k.startswith("llm.")}
+
+
+def test_the_default_page_shows_the_models_headline():
+    app = _open()
+    assert _metrics(app) == _expected(LlmWorkload()), "the default headline is not the model's"
+    assert not app.warning, f"the default page warns: {[w.value for w in app.warning]}"
+    assert any(s.value == "What binds" for s in app.subheader), "no 'what binds' section"
+
+
+def test_the_headline_is_llm_latencys_for_the_urls_inputs():
+    query = {
+        "llm.model_id": "qwen2.5-32b",
+        "llm.tensor_parallel": "2",
+        "llm.replicas": "3",
+        "llm.rate_rps": "9",
+        "llm.prompt_tokens_mean": "1500",
+        "llm.output_tokens_mean": "400",
+        "llm.tpot_p99_target_ms": "30",
+    }
+    app = _open(query)
+    workload = LlmWorkload(
+        model_id="qwen2.5-32b",
+        tensor_parallel=2,
+        replicas=3,
+        rate_rps=9.0,
+        prompt_tokens_mean=1500.0,
+        output_tokens_mean=400.0,
+        tpot_p99_target_ms=30.0,
+    )
+    assert _metrics(app) == _expected(workload), "the headline is not llm_latency's"
+    binding = " ".join(m.value for m in app.markdown)
+    result = llm_latency(workload)
+    assert result.binding.lower() in binding.lower(), f"{result.binding!r} not said: {binding}"
+
+
+def test_a_url_round_trips_through_the_widgets():
+    query = {
+        "llm.model_id": "mistral-7b",
+        "llm.gpu_id": "a100-80gb",
+        "llm.replicas": "4",
+        "llm.rate_rps": "12.5",
+        "llm.max_running_sequences": "128",
+        "llm.max_batched_tokens": "4096",
+        "llm.ttft_p99_target_ms": "800",
+        "llm.e2e_p99_target_ms": "30000",
+    }
+    app = _open(query)
+    expected = default_values() | {
+        "model_id": "mistral-7b",
+        "gpu_id": "a100-80gb",
+        "replicas": 4,
+        "rate_rps": 12.5,
+        "max_running_sequences": 128,
+        "max_batched_tokens": 4096,
+        "ttft_p99_target_ms": 800.0,
+        "e2e_p99_target_ms": 30000.0,
+    }
+    assert _widget_values(app) == expected, "the widgets do not show the URL's values"
+    assert _llm_params(app) == {k[4:]: v for k, v in query.items()}, "the URL did not survive"
+
+
+def test_a_widget_change_goes_into_the_url_and_the_headline():
+    app = _open()
+    app.number_input(key=WIDGET + "replicas").set_value(3).run()
+    assert_no_exception(app)
+    assert _llm_params(app) == {"replicas": "3"}, f"URL after the change: {_llm_params(app)}"
+    assert _metrics(app) == _expected(LlmWorkload(replicas=3)), "headline did not follow"
+
+
+@pytest.mark.parametrize("card", cards.CARDS, ids=lambda card: card.key)
+def test_each_card_loads_its_scenario_and_its_answer_is_the_models(card):
+    app = _open()
+    before = _metrics(app)
+    app.button(key=cards.button_key(card)).click().run()
+    assert_no_exception(app)
+    workload = LlmWorkload(**card.values)
+    assert _widget_values(app) == card.values, f"{card.key}: the widgets are not the card's"
+    assert _llm_params(app) == url_values(card.values), f"{card.key}: the URL is not the card's"
+    assert _metrics(app) == _expected(workload), f"{card.key}: the headline is not the model's"
+    assert _metrics(app) != before, f"{card.key}: the headline did not change"
+    result = llm_latency(workload)
+    assert result.binding == card.binds, f"{card.key}: the model says {result.binding} binds"
+    assert any(card.question in m.value for m in app.markdown), f"{card.key}: no question"
+    revealed = " ".join(m.value for m in app.expander[0].markdown)
+    assert ms_text(result.tpot_p99_ms) in revealed, f"{card.key}: reveal is not the model's"
+
+
+BAD_VALUES = ("-5", "nan", "1e999", "9" * 400, "<b>x</b>")
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_bad_url_values_give_notices_and_the_defaults(value):
+    query = {"llm.model_id": "gpt-17-9t"} | {f"llm.{f.name}": value for f in FIELDS}
+    app = _open(query)
+    assert len(app.warning) >= 1, f"llm.*={value!r}: no notice"
+    notices = " ".join(w.value for w in app.warning)
+    assert "gpt" in notices and "catalog" in notices, f"no notice of the unknown model: {notices}"
+    assert _widget_values(app) == default_values(), f"llm.*={value!r}: not the defaults"
+    assert _metrics(app) == _expected(LlmWorkload()), f"llm.*={value!r}: not the default headline"
+    assert _llm_params(app) == {}, f"the bad values stayed in the URL: {_llm_params(app)}"
+
+
+def test_inputs_the_model_refuses_together_give_a_notice_and_the_defaults():
+    # Each value is in range, but the prompt and output overflow Llama 2 13B's context.
+    query = {"llm.model_id": "llama-2-13b", "llm.prompt_tokens_mean": "4000"}
+    app = _open(query)
+    assert any("context" in w.value for w in app.warning), "no notice about the context"
+    assert _widget_values(app) == default_values(), "not the defaults after a refused set"
+
+
+def test_a_choice_the_gpu_cannot_run_says_why_without_failing():
+    app = _open({"llm.gpu_id": "a100-80gb"})
+    app.selectbox(key=WIDGET + "precision").set_value("fp8").run()
+    assert_no_exception(app)
+    assert any("FP8" in i.value for i in app.info), "no reason given for FP8 on an A100"
+    assert not app.metric, "a headline was drawn for inputs the model refused"
+
+
+def test_a_rate_beyond_capacity_shows_unstable():
+    app = _open({"llm.rate_rps": "1000"})
+    shown = _metrics(app)
+    for name in P99S:
+        assert shown[f"{name} p99"] == "unstable (∞)", f"{name} p99 shows {shown}"
+    assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
