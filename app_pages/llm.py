@@ -3,7 +3,7 @@ where the targets hold, the cheapest deployment, and a check against the token-l
 
 import streamlit as st
 
-from sdlab_ui.llm import cards, controls, fields, sections
+from sdlab_ui.llm import cards, controls, fields, heatmaps, sections
 
 st.title("LLM serving: tokens, batches and the KV cache")
 st.caption(
@@ -21,3 +21,4 @@ else:
     result = sections.estimate(workload)
     sections.headline(result)
     sections.binding(result)
+    heatmaps.draw(workload)

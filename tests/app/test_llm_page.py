@@ -3,11 +3,15 @@ as ``llm.*``, its cards load their scenarios, and bad links give notices and a s
 
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
 import pytest
 from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.llm import LlmWorkload, llm_latency
-from sdlab_ui.llm import cards, sections
+from sdlab_ui.llm import cards, heatmaps, sections
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
 from sdlab_ui.text import ms_text
@@ -175,3 +179,36 @@ def test_a_rate_beyond_capacity_shows_unstable():
     for name in P99S:
         assert shown[f"{name} p99"] == "unstable (∞)", f"{name} p99 shows {shown}"
     assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
+
+
+def _chart_traces(app, key: str) -> list[dict]:
+    chart = next(c for c in app.get("plotly_chart") if c.key == key)
+    return json.loads(chart.proto.spec)["data"]
+
+
+def _array(value, shape) -> np.ndarray:
+    """A plotly array as the page sends it: nested lists, or a typed binary array."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return data.astype(float).reshape(shape)
+    return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
+
+
+@pytest.mark.parametrize("y_field", heatmaps.Y_FIELDS)
+def test_the_heatmaps_draw_the_models_grid_with_the_target_contour(y_field):
+    app = _open({"llm.rate_rps": "6"})
+    app.selectbox(key=heatmaps.Y_KEY).set_value(y_field).run()
+    assert_no_exception(app)
+    workload = LlmWorkload(rate_rps=6.0)
+    grid = heatmaps.cached_heatmap(workload, y_field)
+    assert grid.y_field == y_field and not grid.is_stable.all(), "no unstable edge in view"
+    for name, p99, target in (
+        ("TTFT", grid.ttft_p99_ms, workload.ttft_p99_target_ms),
+        ("TPOT", grid.tpot_p99_ms, workload.tpot_p99_target_ms),
+    ):
+        traces = _chart_traces(app, heatmaps.CHART_KEYS[name])
+        colour = _array(traces[0]["z"], p99.shape)
+        expected = np.where(np.isfinite(p99), np.log10(p99), np.nan)
+        assert np.allclose(colour, expected, equal_nan=True), f"{name}: not llm_heatmap's p99"
+        contour = next(t for t in traces if t["type"] == "contour")
+        assert contour["name"] == f"{name} target {ms_text(target)}", f"{name}: no target line"

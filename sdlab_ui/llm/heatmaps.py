@@ -1,0 +1,79 @@
+"""The LLM page's heatmaps: where the TTFT and TPOT targets hold, over the request rate and a
+second input the visitor picks (replicas, tensor parallel or prompt length).
+
+The grid is ``llm_heatmap``'s (one numpy pass), computed in the work lane and cached; the rate
+axis reaches past the design's largest stable rate (``max_stable_rate``), so the unstable edge
+is in view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+
+import numpy as np
+import streamlit as st
+
+from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap, max_stable_rate
+from sdlab_ui.llm.figures import AXIS_TITLES, p99_figure
+from sdlab_ui.server import budget, runs
+
+RATE_STEPS = 24
+ROWS = 12
+Y_FIELDS = ("replicas", "tensor_parallel", "prompt_tokens_mean")
+Y_KEY = "llm.heatmap_y"
+CHART_KEYS = {"TTFT": "llm.heatmap.ttft", "TPOT": "llm.heatmap.tpot"}
+_KEY = {LlmWorkload: astuple}
+
+
+def _y_values(workload: LlmWorkload, field: str) -> tuple[float, ...]:
+    """The second axis: whole steps around the design's own value, which is always one of them."""
+    current = getattr(workload, field)
+    if field == "tensor_parallel":
+        values = {1, 2, 4, 8, current}
+    elif field == "replicas":
+        top = min(max(8, 2 * current), INPUT_RANGES["replicas"][1])
+        values = {round(float(v)) for v in np.geomspace(1, top, ROWS)} | {current}
+    else:
+        top = min(32_768.0, workload.model.max_context_tokens - workload.output_tokens_mean)
+        steps = {float(round(v, -1)) for v in np.geomspace(64, top, ROWS)}
+        values = {v for v in steps if 1.0 <= v <= top} | {current}
+    return tuple(sorted(values))
+
+
+def _x_values(workload: LlmWorkload) -> tuple[float, ...]:
+    """Request rates from near zero to past where this design stops being stable."""
+    limit = max_stable_rate(workload)
+    top = max(2.0 * workload.rate_rps, 1.5 * limit, 0.1)
+    top = min(top, INPUT_RANGES["rate_rps"][1])
+    rates = set(np.linspace(top / RATE_STEPS, top, RATE_STEPS).round(4)) | {workload.rate_rps}
+    return tuple(sorted(float(r) for r in rates))
+
+
+@st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner="Computing the heatmaps…")
+def cached_heatmap(workload: LlmWorkload, y_field: str) -> LlmHeatmap:
+    """``llm_heatmap`` over rate × ``y_field`` (a few hundred cells: tens of ms)."""
+    with budget.slot(budget.WORK):
+        return llm_heatmap(
+            workload, "rate_rps", _x_values(workload), y_field, _y_values(workload, y_field)
+        )
+
+
+@runs.fragment
+def draw(workload: LlmWorkload) -> None:
+    """The two heatmaps side by side; the second axis's choice reruns this section alone."""
+    st.subheader("Where the targets hold")
+    y_field = st.selectbox(
+        "Against the request rate",
+        Y_FIELDS,
+        key=Y_KEY,
+        format_func=AXIS_TITLES.__getitem__,
+    )
+    heatmap = cached_heatmap(workload, y_field)
+    current = (workload.rate_rps, getattr(workload, y_field))
+    for column, name in zip(st.columns(2), CHART_KEYS, strict=True):
+        with column:
+            st.plotly_chart(p99_figure(heatmap, name, current), key=CHART_KEYS[name])
+    st.caption(
+        "Red line: the p99 target; grey: unstable (the rate exceeds what the deployment serves); "
+        "×: this design. Cells where the model flags itself approximate say so on hover."
+    )
