@@ -3,7 +3,7 @@ where the targets hold, the cheapest deployment, and a check against the token-l
 
 import streamlit as st
 
-from sdlab_ui.llm import cards, controls, fields, heatmaps, sections
+from sdlab_ui.llm import cards, checks, controls, fields, heatmaps, sections
 
 st.title("LLM serving: tokens, batches and the KV cache")
 st.caption(
@@ -22,3 +22,6 @@ else:
     sections.headline(result)
     sections.binding(result)
     heatmaps.draw(workload)
+    checks.cheapest(workload)
+    checks.disaggregation(workload)
+    checks.simulator(workload, result)

@@ -44,6 +44,12 @@ def load(changes: dict) -> None:
     st.session_state[_NOTICES_KEY] = ()
 
 
+def update(changes: dict) -> None:
+    """Apply ``changes`` to the page's values (the cheapest deployment's); clears notices."""
+    st.session_state[_VALUES_KEY] = {**current_values(), **changes}
+    st.session_state[_NOTICES_KEY] = ()
+
+
 def show_notices() -> None:
     """What the URL asked for that the page could not take as given, until the next change."""
     current_values()  # a session's first run reads the URL, and its notices, here

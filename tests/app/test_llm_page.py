@@ -10,8 +10,14 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_no_exception, open_app
 
-from sdlab_model.llm import LlmWorkload, llm_latency
-from sdlab_ui.llm import cards, heatmaps, sections
+from sdlab_model.llm import (
+    LlmWorkload,
+    cheapest_deployments,
+    compare_disaggregation,
+    llm_latency,
+    simulate_llm,
+)
+from sdlab_ui.llm import cards, checks, heatmaps, sections
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
 from sdlab_ui.text import ms_text
@@ -212,3 +218,54 @@ def test_the_heatmaps_draw_the_models_grid_with_the_target_contour(y_field):
         assert np.allclose(colour, expected, equal_nan=True), f"{name}: not llm_heatmap's p99"
         contour = next(t for t in traces if t["type"] == "contour")
         assert contour["name"] == f"{name} target {ms_text(target)}", f"{name}: no target line"
+
+
+def test_the_simulator_check_shows_simulate_llms_p99s_beside_the_headlines():
+    app = _open({"llm.rate_rps": "6"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    workload = LlmWorkload(rate_rps=6.0)
+    result, simulated = llm_latency(workload), simulate_llm(workload, seed=checks.SIMULATION_SEED)
+    table = app.dataframe[-1].value
+    assert list(table["Analytic"]) == [ms_text(result.ttft_p99_ms), ms_text(result.tpot_p99_ms)]
+    assert list(table["Simulated"]) == [
+        ms_text(simulated.ttft.p99_ms),
+        ms_text(simulated.tpot.p99_ms),
+    ], f"the simulated p99s are not simulate_llm's: {table}"
+    low, high = simulated.ttft.p99_low_ms, simulated.ttft.p99_high_ms
+    assert table["Simulator's 95% interval"][0] == f"{ms_text(low)} to {ms_text(high)}"
+    said = " ".join(c.value for c in app.caption)
+    assert f"{simulated.requests:,} requests" in said, f"run length not said: {said}"
+
+
+def test_the_cheapest_deployment_is_the_models_and_can_be_used():
+    app = _open({"llm.rate_rps": "6"})
+    app.button(key=checks.CHEAPEST_KEY).click().run()
+    assert_no_exception(app)
+    best = cheapest_deployments(LlmWorkload(rate_rps=6.0))[0]
+    assert any(checks.option_text(best) in m.value for m in app.markdown), "not the cheapest"
+    app.button(key=checks.USE_CHEAPEST_KEY).click().run()
+    assert_no_exception(app)
+    used = {
+        "gpu_id": best.gpu_id,
+        "precision": best.precision,
+        "tensor_parallel": best.tensor_parallel,
+        "replicas": best.replicas,
+    }
+    values = _widget_values(app)
+    assert {k: values[k] for k in used} == used, f"the page did not load it: {values}"
+    workload = LlmWorkload(**(default_values() | {"rate_rps": 6.0} | used))
+    assert _metrics(app) == _expected(workload), "the headline is not the cheapest's"
+
+
+def test_the_disaggregation_comparison_is_the_models():
+    app = _open({"llm.rate_rps": "6", "llm.replicas": "3"})
+    app.button(key=checks.DISAGGREGATION_KEY).click().run()
+    assert_no_exception(app)
+    comparison = compare_disaggregation(LlmWorkload(rate_rps=6.0, replicas=3), 3)
+    said = " ".join(m.value for m in app.markdown)
+    best = comparison.best_split
+    for rate in (comparison.aggregated.max_rate_rps, best.max_rate_rps):
+        assert f"**{rate:,.3g} req/s**" in said, f"{rate:.3g} req/s not said: {said}"
+    split = f"{best.prefill_instances} prefill + {best.decode_instances} decode"
+    assert split in said, f"the best split is not said: {said}"
