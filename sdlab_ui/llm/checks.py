@@ -170,10 +170,10 @@ def simulator(workload: LlmWorkload, result: LlmEstimate) -> None:
         )
         return
     simulated = cached_simulation(workload)
-    st.dataframe(
+    st.table(
         pd.DataFrame(
             {
-                "": ["TTFT p99", "TPOT p99"],
+                "Latency": ["TTFT p99", "TPOT p99"],
                 "Analytic": [ms_text(result.ttft_p99_ms), ms_text(result.tpot_p99_ms)],
                 "Simulated": [ms_text(simulated.ttft.p99_ms), ms_text(simulated.tpot.p99_ms)],
                 "Simulator's 95% interval": [
@@ -181,11 +181,11 @@ def simulator(workload: LlmWorkload, result: LlmEstimate) -> None:
                     _interval(simulated.tpot.p99_low_ms, simulated.tpot.p99_high_ms),
                 ],
             }
-        ),
-        hide_index=True,
+        ).set_index("Latency")
     )
     converged = "converged" if simulated.converged else "not converged"
     st.caption(
+        f"One replica at {workload.rate_per_replica_rps:,.3g} req/s: "
         f"{simulated.requests:,} requests, seed {simulated.seed}, {converged}; "
         f"{simulated.preemptions:,} preemptions. {simulated.note}".strip()
     )

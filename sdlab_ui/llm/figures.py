@@ -40,7 +40,7 @@ def _row_label(field: str, value: float) -> str:
 
 
 def p99_figure(
-    heatmap: LlmHeatmap, name: str, current: tuple[float, float], height: int = 420
+    heatmap: LlmHeatmap, name: str, current: tuple[float, float], height: int = 460
 ) -> go.Figure:
     """``name`` ("TTFT" or "TPOT") p99 over the heatmap's grid; ``current`` is (x, y) of the
     design on the page, drawn as a marker."""
@@ -99,8 +99,9 @@ def p99_figure(
             showlegend=True,
         )
     )
-    figure.add_trace(_current_marker(current, heatmap))
-    figure.update_xaxes(title_text=AXIS_TITLES[heatmap.x_field])
+    if current[0] > 0:  # a rate of 0 is off the log axis
+        figure.add_trace(_current_marker(current, heatmap))
+    figure.update_xaxes(title_text=AXIS_TITLES[heatmap.x_field], type="log")
     figure.update_yaxes(
         title_text=AXIS_TITLES[heatmap.y_field], tickvals=rows, ticktext=labels, nticks=12
     )

@@ -2,8 +2,8 @@
 second input the visitor picks (replicas, tensor parallel or prompt length).
 
 The grid is ``llm_heatmap``'s (one numpy pass), computed in the work lane and cached; the rate
-axis reaches past the design's largest stable rate (``max_stable_rate``), so the unstable edge
-is in view.
+axis, on a log scale, reaches past the largest stable rate (``max_stable_rate``) of the most
+capable row, so every row's unstable edge is in view.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap, 
 from sdlab_ui.llm.figures import AXIS_TITLES, p99_figure
 from sdlab_ui.server import budget, runs
 
-RATE_STEPS = 24
+RATE_STEPS = 40
+RATE_DECADES_SPAN = 300.0
+"""The rate axis spans its top over this factor (log scale)."""
 ROWS = 12
 Y_FIELDS = ("replicas", "tensor_parallel", "prompt_tokens_mean")
 Y_KEY = "llm.heatmap_y"
@@ -40,22 +42,24 @@ def _y_values(workload: LlmWorkload, field: str) -> tuple[float, ...]:
     return tuple(sorted(values))
 
 
-def _x_values(workload: LlmWorkload) -> tuple[float, ...]:
-    """Request rates from near zero to past where this design stops being stable."""
-    limit = max_stable_rate(workload)
-    top = max(2.0 * workload.rate_rps, 1.5 * limit, 0.1)
-    top = min(top, INPUT_RANGES["rate_rps"][1])
-    rates = set(np.linspace(top / RATE_STEPS, top, RATE_STEPS).round(4)) | {workload.rate_rps}
+def _x_values(workload: LlmWorkload, y_field: str, rows: tuple[float, ...]) -> tuple[float, ...]:
+    """Request rates on a log scale, up to past where the most capable row stops being stable
+    (the first or the last row: capacity moves one way along each second axis)."""
+    limit = max(max_stable_rate(workload.with_changes(**{y_field: y})) for y in (rows[0], rows[-1]))
+    top = min(max(2.0 * workload.rate_rps, 1.5 * limit, 0.1), INPUT_RANGES["rate_rps"][1])
+    rates = set(np.geomspace(top / RATE_DECADES_SPAN, top, RATE_STEPS).round(6))
+    if workload.rate_rps > 0:
+        rates.add(workload.rate_rps)
     return tuple(sorted(float(r) for r in rates))
 
 
 @st.cache_data(max_entries=32, hash_funcs=_KEY, show_spinner="Computing the heatmaps…")
 def cached_heatmap(workload: LlmWorkload, y_field: str) -> LlmHeatmap:
     """``llm_heatmap`` over rate × ``y_field`` (a few hundred cells: tens of ms)."""
+    rows = _y_values(workload, y_field)
     with budget.slot(budget.WORK):
-        return llm_heatmap(
-            workload, "rate_rps", _x_values(workload), y_field, _y_values(workload, y_field)
-        )
+        columns = _x_values(workload, y_field, rows)
+        return llm_heatmap(workload, "rate_rps", columns, y_field, rows)
 
 
 @runs.fragment

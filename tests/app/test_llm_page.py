@@ -226,14 +226,14 @@ def test_the_simulator_check_shows_simulate_llms_p99s_beside_the_headlines():
     assert_no_exception(app)
     workload = LlmWorkload(rate_rps=6.0)
     result, simulated = llm_latency(workload), simulate_llm(workload, seed=checks.SIMULATION_SEED)
-    table = app.dataframe[-1].value
+    table = app.table[-1].value
     assert list(table["Analytic"]) == [ms_text(result.ttft_p99_ms), ms_text(result.tpot_p99_ms)]
     assert list(table["Simulated"]) == [
         ms_text(simulated.ttft.p99_ms),
         ms_text(simulated.tpot.p99_ms),
     ], f"the simulated p99s are not simulate_llm's: {table}"
     low, high = simulated.ttft.p99_low_ms, simulated.ttft.p99_high_ms
-    assert table["Simulator's 95% interval"][0] == f"{ms_text(low)} to {ms_text(high)}"
+    assert table["Simulator's 95% interval"].iloc[0] == f"{ms_text(low)} to {ms_text(high)}"
     said = " ".join(c.value for c in app.caption)
     assert f"{simulated.requests:,} requests" in said, f"run length not said: {said}"
 
