@@ -92,6 +92,7 @@ def _number(name: str, values: dict) -> None:
         min_value=cast(field.minimum),
         max_value=cast(field.maximum),
         step=cast(field.step),
+        format=None if field.integer else "%g",
         key=WIDGET + name,
         help=field.help or None,
         on_change=_set,
@@ -99,21 +100,27 @@ def _number(name: str, values: dict) -> None:
     )
 
 
-_COLUMNS = (
-    ("Deployment", ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas")),
-    ("Traffic", ("rate_rps", "prompt_tokens_mean", "output_tokens_mean")),
-    ("Engine", ("max_running_sequences", "max_batched_tokens")),
-    ("Targets", ("ttft_p99_target_ms", "tpot_p99_target_ms", "e2e_p99_target_ms")),
+_ROWS = (
+    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps"),
+    (
+        "prompt_tokens_mean",
+        "output_tokens_mean",
+        "max_running_sequences",
+        "max_batched_tokens",
+        "ttft_p99_target_ms",
+        "tpot_p99_target_ms",
+        "e2e_p99_target_ms",
+    ),
 )
+"""The inputs in two rows: the deployment and its traffic, then lengths, engine and targets."""
 
 
 def draw() -> dict:
     """Draw the inputs; returns their values, which are in the URL from here on."""
     values = current_values()
-    for column, (title, names) in zip(st.columns(len(_COLUMNS)), _COLUMNS, strict=True):
-        with column:
-            st.markdown(f"**{title}**")
-            for name in names:
+    for names in _ROWS:
+        for column, name in zip(st.columns(len(names)), names, strict=True):
+            with column:
                 (_choice if name in CHOICES else _number)(name, values)
     values = dict(st.session_state[_VALUES_KEY])
     state.set_page_params(PREFIX, url_values(values))

@@ -50,11 +50,11 @@ CHOICES: dict[str, tuple[str, dict[str, str]]] = {
 }
 """Choice input -> (label, id -> what the page shows)."""
 FIELDS: tuple[Field, ...] = (
-    Field("tensor_parallel", "Tensor parallel (GPUs per replica)", 1),
+    Field("tensor_parallel", "Tensor parallel", 1, "GPUs per replica, splitting every layer."),
     Field("replicas", "Replicas", 1, "Behind a router that picks a replica at random."),
     Field("rate_rps", "Request rate (req/s)", 0.5, "Poisson arrivals over all replicas."),
-    Field("prompt_tokens_mean", "Prompt length, mean (tokens)", 100.0),
-    Field("output_tokens_mean", "Output length, mean (tokens)", 50.0),
+    Field("prompt_tokens_mean", "Prompt tokens (mean)", 100.0),
+    Field("output_tokens_mean", "Output tokens (mean)", 50.0),
     Field(
         "max_running_sequences",
         "Max running sequences",
