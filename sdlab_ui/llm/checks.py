@@ -164,7 +164,8 @@ def simulator(workload: LlmWorkload, result: LlmEstimate) -> None:
         return
     if not _asked(SIMULATE_KEY, workload, "Check with the simulator"):
         st.caption(
-            "Serves seeded Poisson traffic through one replica's engine, iteration by "
+            "Serves Poisson traffic (the same draw every time) through one replica's engine, "
+            "iteration by "
             "iteration (vLLM's scheduler: token budget, chunked prefill, KV blocks, "
             "preemption), until its p99 intervals are within 10%."
         )
@@ -186,6 +187,6 @@ def simulator(workload: LlmWorkload, result: LlmEstimate) -> None:
     converged = "converged" if simulated.converged else "not converged"
     st.caption(
         f"One replica at {workload.rate_per_replica_rps:,.3g} req/s: "
-        f"{simulated.requests:,} requests, seed {simulated.seed}, {converged}; "
+        f"{simulated.requests:,} requests, {converged}; "
         f"{simulated.preemptions:,} preemptions. {simulated.note}".strip()
     )
