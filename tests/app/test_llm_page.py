@@ -142,13 +142,18 @@ def test_each_card_loads_its_scenario_and_its_answer_is_the_models(card):
     assert _metrics(app) == _expected(workload), f"{card.key}: the headline is not the model's"
     assert _metrics(app) != before, f"{card.key}: the headline did not change"
     result = llm_latency(workload)
+    labels = [m.label for m in app.metric]
+    if result.approximate:
+        assert "TTFT p99 (approximate)" in labels, f"{card.key}: not labelled approximate"
+    else:
+        assert "TTFT p99" in labels, f"{card.key}: labels {labels}"
     assert result.binding == card.binds, f"{card.key}: the model says {result.binding} binds"
     assert any(card.question in m.value for m in app.markdown), f"{card.key}: no question"
     revealed = " ".join(m.value for m in app.expander[0].markdown)
     assert ms_text(result.tpot_p99_ms) in revealed, f"{card.key}: reveal is not the model's"
 
 
-BAD_VALUES = ("-5", "nan", "1e999", "9" * 400, "<b>x</b>")
+BAD_VALUES = ("-5", "nan", "-inf", "1e999", "9" * 400, "", "0x10", "<b>x</b>")
 
 
 @pytest.mark.parametrize("value", BAD_VALUES)
