@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from sdlab_model.llm import gpu_by_id, model_by_id
 from sdlab_ui.llm import controls
 from sdlab_ui.llm.fields import build_workload, default_values
 from sdlab_ui.llm.sections import binding_sentence, estimate
@@ -35,12 +36,24 @@ class Card:
     def values(self) -> dict:
         return {**default_values(), **self.changes}
 
+    @property
+    def summary(self) -> str:
+        """The card's inputs in a line, from its values and the catalog."""
+        v = self.values
+        gpus = f"{v['tensor_parallel']} × " if v["tensor_parallel"] > 1 else ""
+        return (
+            f"{model_by_id(v['model_id']).name} ({v['precision'].upper()}) on "
+            f"{gpus}{gpu_by_id(v['gpu_id']).name}, {v['rate_rps']:g} req/s, "
+            f"{v['prompt_tokens_mean']:,.0f}-token prompts, "
+            f"{v['output_tokens_mean']:,.0f}-token outputs."
+        )
+
 
 CARDS: tuple[Card, ...] = (
     Card(
         "chat",
         "Chat assistant on one L4",
-        "Llama 3.1 8B in BF16 on a 24 GB L4, the cheapest GPU here, at 0.5 req/s.",
+        "A small model on a small, inexpensive GPU; short chats.",
         {
             "model_id": "llama-3.1-8b",
             "gpu_id": "l4",
@@ -51,14 +64,14 @@ CARDS: tuple[Card, ...] = (
             "tpot_p99_target_ms": 100.0,
             "e2e_p99_target_ms": 120_000.0,
         },
-        "Will TPOT p99 stay under 100 ms, and what limits it?",
+        "Will TPOT p99 meet its target, and what limits it?",
         "decode bandwidth",
         "Try FP8: every decode step then reads half the bytes.",
     ),
     Card(
         "rag",
         "RAG with long prompts",
-        "Retrieved passages make 8,000-token prompts for 200-token answers; 8B on an H100.",
+        "Retrieved passages make long prompts for short answers.",
         {
             "model_id": "llama-3.1-8b",
             "gpu_id": "h100-sxm-80gb",
@@ -75,7 +88,7 @@ CARDS: tuple[Card, ...] = (
     Card(
         "70b",
         "A 70B model on 8 GPUs",
-        "Llama 3.1 70B with tensor parallel 8 on H100s: one replica, 8 req/s.",
+        "A large model split across a whole 8-GPU node, one replica.",
         {
             "model_id": "llama-3.1-70b",
             "gpu_id": "h100-sxm-80gb",
@@ -86,14 +99,14 @@ CARDS: tuple[Card, ...] = (
             "ttft_p99_target_ms": 1000.0,
             "tpot_p99_target_ms": 50.0,
         },
-        "Eight H100s: is it compute, memory bandwidth or KV memory that limits it?",
+        "Is it compute, memory bandwidth or KV memory that limits it?",
         "decode bandwidth",
         "Try 2 replicas of tensor parallel 4: the same 8 GPUs, split another way.",
     ),
     Card(
         "offline",
         "Offline summarization",
-        "Mistral 7B on an A100 summarizing 3,000-token documents; loose targets, big batches.",
+        "Long documents in, summaries out; loose targets, big batches.",
         {
             "model_id": "mistral-7b",
             "gpu_id": "a100-80gb",
@@ -129,7 +142,7 @@ def draw() -> None:
     for column, card in zip(st.columns(len(CARDS)), CARDS, strict=True):
         with column.container(border=True):
             st.markdown(f"**{card.title}**")
-            st.caption(card.story)
+            st.caption(f"{card.story} {card.summary}")
             st.button(
                 "Load this scenario",
                 key=button_key(card),

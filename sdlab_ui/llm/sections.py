@@ -12,7 +12,7 @@ from dataclasses import astuple
 import streamlit as st
 
 from sdlab_model.llm import LlmEstimate, LlmWorkload, llm_latency
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import money, ms_text
 
 HEADLINE_KEY = "llm-headline"
 """The headline's container (``st-key-llm-headline`` in the browser)."""
@@ -42,16 +42,14 @@ def _p99_metric(name: str, p99_ms: float, target_ms: float, approximate: bool) -
     )
 
 
-def _money(usd: float | None) -> str:
-    if usd is None or not math.isfinite(usd):
-        return "—"
-    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
-
-
 def cost_texts(result: LlmEstimate) -> tuple[str, str]:
     """$/h and $ per million output tokens as shown ('—' where the GPU has no price or the
     design serves no steady stream)."""
-    return _money(result.usd_per_hour), _money(result.usd_per_million_output_tokens)
+    per_hour, per_million = result.usd_per_hour, result.usd_per_million_output_tokens
+    return (
+        "—" if per_hour is None else f"{money(per_hour)}/h",
+        "—" if per_million is None else money(per_million),
+    )
 
 
 def throughput_text(result: LlmEstimate) -> str:
@@ -79,7 +77,7 @@ def headline(result: LlmEstimate) -> None:
             f"{result.goodput_rps:,.3g} req/s",
             help="Requests per second that meet every target.",
         )
-        columns[2].metric("Cost", f"{usd_per_hour}/h", help="On-demand price of every GPU.")
+        columns[2].metric("Cost", usd_per_hour, help="On-demand price of every GPU.")
         columns[3].metric("Per 1M output tokens", per_million)
     if not result.is_stable:
         st.error(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 
 import numpy as np
 import pytest
@@ -17,10 +18,10 @@ from sdlab_model.llm import (
     llm_latency,
     simulate_llm,
 )
-from sdlab_ui.llm import cards, checks, heatmaps, sections
+from sdlab_ui.llm import cards, checks, heatmaps
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import money, ms_text
 
 LLM_PAGE = "app_pages/llm.py"
 P99S = ("TTFT", "TPOT", "E2E")
@@ -37,19 +38,19 @@ def _metrics(app) -> dict[str, str]:
 
 
 def _expected(workload: LlmWorkload) -> dict[str, str]:
-    """The headline as it should read: every number is a field of ``llm_latency``'s estimate."""
+    """The headline as it should read: every number is a field of ``llm_latency``'s estimate,
+    formatted here independently of the page's own helpers."""
     result = llm_latency(workload)
-    usd_per_hour, per_million = sections.cost_texts(result)
-    shown = {
-        sections.p99_label(name, result.approximate): ms_text(p99)
-        for name, p99 in zip(
-            P99S, (result.ttft_p99_ms, result.tpot_p99_ms, result.e2e_p99_ms), strict=True
-        )
-    }
-    shown["Output throughput"] = sections.throughput_text(result)
+    suffix = " (approximate)" if result.approximate else ""
+    p99s = (result.ttft_p99_ms, result.tpot_p99_ms, result.e2e_p99_ms)
+    shown = {f"{name} p99{suffix}": ms_text(p99) for name, p99 in zip(P99S, p99s, strict=True)}
+    tokens = result.output_tokens_per_s
+    shown["Output throughput"] = f"{tokens:,.0f} tok/s" if math.isfinite(tokens) else "—"
     shown["Goodput"] = f"{result.goodput_rps:,.3g} req/s"
-    shown["Cost"] = f"{usd_per_hour}/h"
-    shown["Per 1M output tokens"] = per_million
+    per_hour = result.usd_per_hour
+    shown["Cost"] = "—" if per_hour is None else f"{money(per_hour)}/h"
+    per_million = result.usd_per_million_output_tokens
+    shown["Per 1M output tokens"] = "—" if per_million is None else money(per_million)
     return shown
 
 
@@ -274,3 +275,10 @@ def test_the_disaggregation_comparison_is_the_models():
         assert f"**{rate:,.3g} req/s**" in said, f"{rate:.3g} req/s not said: {said}"
     split = f"{best.prefill_instances} prefill + {best.decode_instances} decode"
     assert split in said, f"the best split is not said: {said}"
+
+
+def test_a_gpu_without_a_price_shows_its_latency_and_no_cost():
+    app = _open({"llm.gpu_id": "h200-sxm-141gb"})
+    shown = _metrics(app)
+    assert shown == _expected(LlmWorkload(gpu_id="h200-sxm-141gb")), "not the model's headline"
+    assert shown["Cost"] == "—" and shown["Per 1M output tokens"] == "—", f"a price? {shown}"
