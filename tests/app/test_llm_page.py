@@ -18,6 +18,7 @@ from sdlab_model.llm import (
     llm_latency,
     simulate_llm,
 )
+from sdlab_ui import state
 from sdlab_ui.llm import cards, checks, heatmaps
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
@@ -282,3 +283,23 @@ def test_a_gpu_without_a_price_shows_its_latency_and_no_cost():
     shown = _metrics(app)
     assert shown == _expected(LlmWorkload(gpu_id="h200-sxm-141gb")), "not the model's headline"
     assert shown["Cost"] == "—" and shown["Per 1M output tokens"] == "—", f"a price? {shown}"
+
+
+def test_back_and_forward_restore_the_pages_inputs(monkeypatch):
+    def back_to(query: dict[str, str]) -> None:
+        monkeypatch.setattr(state, "is_history_navigation", lambda: True)
+        app.query_params = dict(query)
+        app.run()
+        monkeypatch.setattr(state, "is_history_navigation", lambda: False)
+        assert_no_exception(app)
+
+    app = _open()
+    start = dict(app.query_params)
+    app.number_input(key=WIDGET + "replicas").set_value(3).run()
+    after_first = dict(app.query_params)
+    app.number_input(key=WIDGET + "replicas").set_value(5).run()
+    back_to(after_first)
+    assert _widget_values(app)["replicas"] == 3, "Back did not restore the earlier replicas"
+    assert _metrics(app) == _expected(LlmWorkload(replicas=3)), "Back: headline not restored"
+    back_to(start)
+    assert _widget_values(app) == default_values(), "Back to the start did not reset the page"
