@@ -18,7 +18,7 @@ from sdlab_ui.llm.figures import AXIS_TITLES, p99_figure
 from sdlab_ui.server import budget, runs
 
 RATE_STEPS = 40
-RATE_DECADES_SPAN = 300.0
+RATE_SPAN = 300.0
 """The rate axis spans its top over this factor (log scale)."""
 ROWS = 12
 Y_FIELDS = ("replicas", "tensor_parallel", "prompt_tokens_mean")
@@ -47,7 +47,7 @@ def _x_values(workload: LlmWorkload, y_field: str, rows: tuple[float, ...]) -> t
     (the first or the last row: capacity moves one way along each second axis)."""
     limit = max(max_stable_rate(workload.with_changes(**{y_field: y})) for y in (rows[0], rows[-1]))
     top = min(max(2.0 * workload.rate_rps, 1.5 * limit, 0.1), INPUT_RANGES["rate_rps"][1])
-    rates = set(np.geomspace(top / RATE_DECADES_SPAN, top, RATE_STEPS).round(6))
+    rates = set(np.geomspace(top / RATE_SPAN, top, RATE_STEPS).round(6))
     if workload.rate_rps > 0:
         rates.add(workload.rate_rps)
     return tuple(sorted(float(r) for r in rates))
