@@ -26,7 +26,7 @@ from sdlab_model.llm import (
 )
 from sdlab_ui.llm import controls
 from sdlab_ui.server import budget, runs
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import ms_text, rate_text
 
 CHEAPEST_KEY = "llm.cheapest"
 USE_CHEAPEST_KEY = "llm.use_cheapest"
@@ -139,13 +139,16 @@ def disaggregation(workload: LlmWorkload) -> None:
         return
     comparison = cached_disaggregation(workload, instances)
     aggregated, best = comparison.aggregated, comparison.best_split
+    if max(aggregated.max_rate_rps, best.max_rate_rps) <= 0:
+        st.markdown(f"With {instances} instances, neither way meets the TTFT and TPOT targets.")
+        return
     verdict = "disaggregated wins" if comparison.disaggregation_wins else "aggregated wins"
     st.markdown(
         f"With {instances} instances, **{verdict}**: aggregated serves "
-        f"**{aggregated.max_rate_rps:,.3g} req/s** within the targets "
-        f"({aggregated.goodput_rps_per_gpu:,.3g} per GPU); the best split, "
+        f"**{rate_text(aggregated.max_rate_rps)}** within the targets "
+        f"({rate_text(aggregated.goodput_rps_per_gpu)} per GPU); the best split, "
         f"{best.prefill_instances} prefill + {best.decode_instances} decode, serves "
-        f"**{best.max_rate_rps:,.3g} req/s** ({best.goodput_rps_per_gpu:,.3g} per GPU)."
+        f"**{rate_text(best.max_rate_rps)}** ({rate_text(best.goodput_rps_per_gpu)} per GPU)."
     )
 
 
@@ -184,9 +187,12 @@ def simulator(workload: LlmWorkload, result: LlmEstimate) -> None:
             }
         ).set_index("Latency")
     )
+    rate = rate_text(workload.rate_per_replica_rps)
+    if not simulated.is_stable:
+        st.caption(f"One replica at {rate}, {simulated.requests:,} requests: {simulated.note}.")
+        return
     converged = "converged" if simulated.converged else "not converged"
     st.caption(
-        f"One replica at {workload.rate_per_replica_rps:,.3g} req/s: "
-        f"{simulated.requests:,} requests, {converged}; "
+        f"One replica at {rate}: {simulated.requests:,} requests, {converged}; "
         f"{simulated.preemptions:,} preemptions. {simulated.note}".strip()
     )

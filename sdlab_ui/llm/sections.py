@@ -12,7 +12,7 @@ from dataclasses import astuple
 import streamlit as st
 
 from sdlab_model.llm import LlmEstimate, LlmWorkload, llm_latency
-from sdlab_ui.text import money, ms_text
+from sdlab_ui.text import money, ms_text, rate_text
 
 HEADLINE_KEY = "llm-headline"
 """The headline's container (``st-key-llm-headline`` in the browser)."""
@@ -74,7 +74,7 @@ def headline(result: LlmEstimate) -> None:
         columns[0].metric("Output throughput", throughput_text(result))
         columns[1].metric(
             "Goodput",
-            f"{result.goodput_rps:,.3g} req/s",
+            rate_text(result.goodput_rps),
             help="Requests per second that meet every target.",
         )
         columns[2].metric("Cost", usd_per_hour, help="On-demand price of every GPU.")
@@ -100,9 +100,9 @@ def binding_sentence(result: LlmEstimate) -> str:
         capacity = w.kv_capacity()
         return (
             f"KV memory binds before anything runs: {w.model.name}'s weights take "
-            f"{capacity.weights_gb:,.1f} GB of each GPU at {w.precision.upper()} with tensor "
-            f"parallel {w.tensor_parallel}, leaving no room for a KV cache on the "
-            f"{w.gpu.name}. Use more GPUs per replica, FP8 or a bigger GPU."
+            f"{capacity.weights_gb:,.1f} GB at {w.precision.upper()} and leave no room for a KV "
+            f"cache on {w.tensor_parallel} × {w.gpu.name} ({w.gpu.memory_gb:g} GB each). Use "
+            "more GPUs per replica, FP8 or a bigger GPU."
         )
     words = {
         "prefill compute": (

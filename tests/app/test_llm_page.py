@@ -22,7 +22,7 @@ from sdlab_ui import state
 from sdlab_ui.llm import cards, checks, heatmaps
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
-from sdlab_ui.text import money, ms_text
+from sdlab_ui.text import money, ms_text, rate_text
 
 LLM_PAGE = "app_pages/llm.py"
 P99S = ("TTFT", "TPOT", "E2E")
@@ -47,7 +47,7 @@ def _expected(workload: LlmWorkload) -> dict[str, str]:
     shown = {f"{name} p99{suffix}": ms_text(p99) for name, p99 in zip(P99S, p99s, strict=True)}
     tokens = result.output_tokens_per_s
     shown["Output throughput"] = f"{tokens:,.0f} tok/s" if math.isfinite(tokens) else "—"
-    shown["Goodput"] = f"{result.goodput_rps:,.3g} req/s"
+    shown["Goodput"] = rate_text(result.goodput_rps)
     per_hour = result.usd_per_hour
     shown["Cost"] = "—" if per_hour is None else f"{money(per_hour)}/h"
     per_million = result.usd_per_million_output_tokens
@@ -273,7 +273,7 @@ def test_the_disaggregation_comparison_is_the_models():
     said = " ".join(m.value for m in app.markdown)
     best = comparison.best_split
     for rate in (comparison.aggregated.max_rate_rps, best.max_rate_rps):
-        assert f"**{rate:,.3g} req/s**" in said, f"{rate:.3g} req/s not said: {said}"
+        assert f"**{rate_text(rate)}**" in said, f"{rate_text(rate)} not said: {said}"
     split = f"{best.prefill_instances} prefill + {best.decode_instances} decode"
     assert split in said, f"the best split is not said: {said}"
 
@@ -303,3 +303,19 @@ def test_back_and_forward_restore_the_pages_inputs(monkeypatch):
     assert _metrics(app) == _expected(LlmWorkload(replicas=3)), "Back: headline not restored"
     back_to(start)
     assert _widget_values(app) == default_values(), "Back to the start did not reset the page"
+
+
+def test_the_simulator_finds_an_unstable_rate_unstable_too():
+    app = _open({"llm.rate_rps": "1000"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    table = app.table[-1].value
+    assert list(table["Simulated"]) == ["unstable (∞)"] * 2, f"simulated: {table}"
+    assert any("unstable" in c.value for c in app.caption), "the simulator's verdict is not said"
+
+
+def test_a_model_too_big_for_its_gpu_says_so_and_offers_no_simulation():
+    app = _open({"llm.model_id": "llama-3.1-70b", "llm.gpu_id": "l4"})
+    said = " ".join(m.value for m in app.markdown)
+    assert "no room for a KV cache" in said, f"no word on the weights not fitting: {said}"
+    assert not [b for b in app.button if b.key == checks.SIMULATE_KEY], "a simulation offered"
