@@ -13,6 +13,7 @@ from sdlab_model.design import Decision, Meter, Needs, Reason, Stage
 from sdlab_model.grids import P99Grid, compute_axes_grid
 from sdlab_model.latency import LatencyResult
 from sdlab_model.llm import LlmWorkload, llm_latency, simulate_llm
+from sdlab_model.page_params import ACCELERATOR_INPUT, CANARY_INPUTS, TIMELINE_INPUTS
 from sdlab_model.params import (
     DEFAULT_MODEL,
     INPUT_NAMES,
@@ -32,6 +33,8 @@ from sdlab_model.timeline.canary import plan_rollout
 from sdlab_model.workload import Workload
 
 __all__ = [
+    "ACCELERATOR_INPUT",
+    "CANARY_INPUTS",
     "DEFAULT_MODEL",
     "FLOWS",
     "FORMULAS",
@@ -45,6 +48,7 @@ __all__ = [
     "SCENARIO_BY_ID",
     "SOURCES",
     "TEACHING_ASSUMPTIONS",
+    "TIMELINE_INPUTS",
     "TOGGLE_BY_NAME",
     "TOGGLE_INPUTS",
     "TRADEOFFS",

@@ -29,6 +29,12 @@ class NumericInput:
     integer: bool
     help: str
     advanced: bool = False
+    step: float | None = None
+    """A typed box's step (+/- buttons); None: a slider on ``scale``."""
+    decimals: int | None = None
+    """Decimals a typed box shows; None: Streamlit's default."""
+    source: str = ""
+    """The model field the input sets, where it is not the field of the same name."""
 
     def checked(self, value: object) -> float:
         """``value`` as a float if it is a number in range, else ``ValueError`` naming the input,

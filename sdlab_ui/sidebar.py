@@ -23,13 +23,7 @@ from sdlab_model.params import (
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui import state
-from sdlab_ui.widgets import (
-    format_value,
-    linear_step,
-    log_options,
-    option_labels,
-    slider_format,
-)
+from sdlab_ui.widgets import choice_widget, format_value, numeric_widget
 
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
@@ -213,48 +207,20 @@ def _pin_button() -> None:
 
 
 def _choice_widget(spec: ChoiceInput, workload: Workload) -> None:
-    key = widget_key(spec.name)
-    st.session_state[key] = getattr(workload, spec.name)
-    st.selectbox(
-        spec.label,
-        spec.choices,
-        key=key,
-        help=spec.help,
-        format_func=spec.label_of,
-        on_change=_on_input_change,
-        args=(spec.name,),
-    )
+    value = getattr(workload, spec.name)
+    choice_widget(spec, widget_key(spec.name), value, _on_input_change, (spec.name,))
 
 
 def _numeric_widget(spec: NumericInput, workload: Workload) -> None:
     value = getattr(workload, spec.name)
-    key = widget_key(spec.name)
-    label = f"{spec.label} ({spec.unit})" if spec.unit and spec.unit != "x" else spec.label
-    # Set before the widget is drawn (never with value=): the canonical state wins every run.
-    st.session_state[key] = value
-    if spec.scale == "log":
-        options = log_options(spec, (*_card_values(spec.name), value))
-        st.select_slider(
-            label,
-            options,
-            key=key,
-            help=spec.help,
-            format_func=option_labels(spec, options).__getitem__,
-            on_change=_on_input_change,
-            args=(spec.name,),
-        )
-    else:
-        st.slider(
-            label,
-            min_value=type(value)(spec.minimum),
-            max_value=type(value)(spec.maximum),
-            step=type(value)(linear_step(spec)),
-            format=slider_format(spec),
-            key=key,
-            help=spec.help,
-            on_change=_on_input_change,
-            args=(spec.name,),
-        )
+    numeric_widget(
+        spec,
+        widget_key(spec.name),
+        value,
+        _on_input_change,
+        (spec.name,),
+        extra_values=_card_values(spec.name),
+    )
 
 
 def _card_values(name: str) -> tuple[float, ...]:

@@ -1,4 +1,5 @@
-"""How one numeric input becomes a slider: log-spaced readable options and short labels.
+"""How a declared input (``sdlab_model.params``) becomes a widget, on every page: log-spaced
+readable options and short labels for sliders, and the one builder that draws each kind.
 
 Log-scale inputs span up to six decades (1 to 500,000 req/s), which a linear slider cannot show:
 the first percent of its track would hold every value below 5,000. A select slider over a ladder
@@ -10,10 +11,13 @@ current value, so any state a card, a link or a file sets shows exactly, never s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
-from sdlab_model.params import NumericInput
+import streamlit as st
+
+from sdlab_model.params import ChoiceInput, NumericInput
 
 _LADDER_MANTISSAS = ("1", "1.2", "1.5", "2", "2.5", "3", "4", "5", "6", "7", "8")
 
@@ -94,3 +98,79 @@ def linear_step(spec: NumericInput) -> float:
         return 1
     span = float(spec.maximum) - float(spec.minimum)
     return 1.0 if span >= 50 else 0.01
+
+
+def input_label(spec: NumericInput) -> str:
+    """The widget's label: the unit in brackets, except a multiplier's "x"."""
+    return f"{spec.label} ({spec.unit})" if spec.unit and spec.unit != "x" else spec.label
+
+
+def numeric_widget(
+    spec: NumericInput,
+    key: str,
+    value: float | None = None,
+    on_change: Callable[..., None] | None = None,
+    args: tuple[Any, ...] = (),
+    extra_values: Iterable[float] = (),
+) -> float | int:
+    """Draw ``spec``: a typed box where it has a step, else a slider on its scale.
+
+    With ``value`` the widget is a view of that canonical value (``on_change`` writes changes
+    back); without, it keeps its own state from the default. ``extra_values`` join a log
+    slider's ladder so they show exactly.
+    """
+    own = value is None
+    start = spec.default if own else value
+    number = (int if spec.integer else float) if spec.step is not None else type(start)
+    start = number(start) if spec.scale == "linear" else start
+    common = {"key": key, "help": spec.help or None, "on_change": on_change, "args": args}
+    if own:
+        common["value"] = start
+    else:  # set before drawing, never with value=: the canonical state wins every run
+        st.session_state[key] = start
+    if spec.step is not None:
+        extra = {"format": f"%.{spec.decimals}f"} if spec.decimals is not None else {}
+        return st.number_input(
+            input_label(spec),
+            min_value=number(spec.minimum),
+            max_value=number(spec.maximum),
+            step=number(spec.step),
+            **extra,
+            **common,
+        )
+    if spec.scale == "log":
+        options = log_options(spec, (*extra_values, start))
+        return st.select_slider(
+            input_label(spec),
+            options,
+            format_func=option_labels(spec, options).__getitem__,
+            **common,
+        )
+    return st.slider(
+        input_label(spec),
+        min_value=number(spec.minimum),
+        max_value=number(spec.maximum),
+        step=number(linear_step(spec)),
+        format=slider_format(spec),
+        **common,
+    )
+
+
+def choice_widget(
+    spec: ChoiceInput,
+    key: str,
+    value: str,
+    on_change: Callable[..., None] | None = None,
+    args: tuple[Any, ...] = (),
+) -> str:
+    """Draw ``spec`` as a select box, a view of the canonical ``value`` (as ``numeric_widget``)."""
+    st.session_state[key] = value
+    return st.selectbox(
+        spec.label,
+        spec.choices,
+        key=key,
+        help=spec.help or None,
+        format_func=spec.label_of,
+        on_change=on_change,
+        args=args,
+    )

@@ -89,7 +89,7 @@ TEST_DESCRIPTION = (
 
 @dataclass(frozen=True)
 class Bound:
-    """The range and default of one canary input (the panel's widgets read them from here)."""
+    """The model's range and default of one canary input (``page_params`` declares its widget)."""
 
     minimum: float
     maximum: float

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME
 from sdlab_ui import state
-from sdlab_ui.llm.fields import (
-    CHOICES,
-    FIELD_BY_NAME,
-    default_values,
-    parse_params,
-    url_values,
-)
+from sdlab_ui.llm.fields import default_values, parse_params, url_values
+from sdlab_ui.widgets import choice_widget, numeric_widget
 
 PREFIX = "llm"
 _VALUES_KEY = "llm.values"
@@ -70,34 +66,11 @@ def _set(name: str) -> None:
     st.session_state[_NOTICES_KEY] = ()
 
 
-def _choice(name: str, values: dict) -> None:
-    label, choices = CHOICES[name]
-    st.session_state[WIDGET + name] = values[name]
-    st.selectbox(
-        label,
-        tuple(choices),
-        key=WIDGET + name,
-        format_func=choices.__getitem__,
-        on_change=_set,
-        args=(name,),
-    )
-
-
-def _number(name: str, values: dict) -> None:
-    field = FIELD_BY_NAME[name]
-    cast = int if field.integer else float
-    st.session_state[WIDGET + name] = cast(values[name])
-    st.number_input(
-        field.label,
-        min_value=cast(field.minimum),
-        max_value=cast(field.maximum),
-        step=cast(field.step),
-        format=None if field.integer else "%g",
-        key=WIDGET + name,
-        help=field.help or None,
-        on_change=_set,
-        args=(name,),
-    )
+def _draw(name: str, values: dict) -> None:
+    if name in LLM_CHOICE_BY_NAME:
+        choice_widget(LLM_CHOICE_BY_NAME[name], WIDGET + name, values[name], _set, (name,))
+    else:
+        numeric_widget(LLM_BY_NAME[name], WIDGET + name, values[name], _set, (name,))
 
 
 _ROWS = (
@@ -121,7 +94,7 @@ def draw() -> dict:
     for names in _ROWS:
         for column, name in zip(st.columns(len(names)), names, strict=True):
             with column:
-                (_choice if name in CHOICES else _number)(name, values)
+                _draw(name, values)
     values = dict(st.session_state[_VALUES_KEY])
     state.set_page_params(PREFIX, url_values(values))
     return values

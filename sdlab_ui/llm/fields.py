@@ -1,78 +1,25 @@
-"""The LLM page's inputs as data, and their URL text read back without ever raising.
+"""The LLM page's inputs read back from URL text without ever raising, and the workload they make.
 
-Each numeric input is an ``LlmWorkload`` field: its range is the model's (``INPUT_RANGES``), its
-default the dataclass's; the page adds a label, a step and help. The choices (model, GPU,
-precision) come from the catalog. URL keys are the field names under the page's ``llm.`` prefix.
+The inputs are declared in ``sdlab_model.page_params`` (``LLM_INPUTS``, ``LLM_CHOICES``): each
+is an ``LlmWorkload`` field with the model's range and default. URL keys are the field names
+under the page's ``llm.`` prefix.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
 
-from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
-from sdlab_model.llm.kv_cache import PRECISION_BYTES
+from sdlab_model.llm import LlmWorkload
+from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME
+from sdlab_model.params import NumericInput
 from sdlab_ui.state import plain_text
+from sdlab_ui.widgets import input_label
 
-_DEFAULTS = {f.name: f.default for f in fields(LlmWorkload)}
-
-
-@dataclass(frozen=True)
-class Field:
-    """One numeric input: an ``LlmWorkload`` field with the page's label, step and help."""
-
-    name: str
-    label: str
-    step: float
-    help: str = ""
-
-    @property
-    def minimum(self) -> float:
-        return INPUT_RANGES[self.name][0]
-
-    @property
-    def maximum(self) -> float:
-        return INPUT_RANGES[self.name][1]
-
-    @property
-    def default(self) -> float:
-        return _DEFAULTS[self.name]
-
-    @property
-    def integer(self) -> bool:
-        return isinstance(self.default, int)
-
-
-CHOICES: dict[str, tuple[str, dict[str, str]]] = {
-    "model_id": ("Model", {m.id: m.name for m in MODELS}),
-    "gpu_id": ("GPU", {g.id: g.name for g in GPUS}),
-    "precision": ("Weights and KV cache", {p: p.upper() for p in PRECISION_BYTES}),
+INPUT_NAMES: tuple[str, ...] = (*LLM_CHOICE_BY_NAME, *LLM_BY_NAME)
+_DEFAULTS = {
+    **{name: spec.default for name, spec in LLM_CHOICE_BY_NAME.items()},
+    **{name: spec.default for name, spec in LLM_BY_NAME.items()},
 }
-"""Choice input -> (label, id -> what the page shows)."""
-FIELDS: tuple[Field, ...] = (
-    Field("tensor_parallel", "Tensor parallel", 1, "GPUs per replica, splitting every layer."),
-    Field("replicas", "Replicas", 1, "Behind a router that picks a replica at random."),
-    Field("rate_rps", "Request rate (req/s)", 0.5, "Poisson arrivals over all replicas."),
-    Field("prompt_tokens_mean", "Prompt tokens (mean)", 100.0),
-    Field("output_tokens_mean", "Output tokens (mean)", 50.0),
-    Field(
-        "max_running_sequences",
-        "Max running sequences",
-        16,
-        "vLLM's max_num_seqs: sequences an iteration decodes at most.",
-    ),
-    Field(
-        "max_batched_tokens",
-        "Max batched tokens",
-        512,
-        "vLLM's max_num_batched_tokens: tokens one iteration carries (decodes and prefill chunks).",
-    ),
-    Field("ttft_p99_target_ms", "TTFT p99 target (ms)", 100.0, "Time to first token."),
-    Field("tpot_p99_target_ms", "TPOT p99 target (ms)", 5.0, "Time per output token after it."),
-    Field("e2e_p99_target_ms", "E2E p99 target (ms)", 1000.0, "From arrival to the last token."),
-)
-FIELD_BY_NAME = {f.name: f for f in FIELDS}
-INPUT_NAMES: tuple[str, ...] = (*CHOICES, *FIELD_BY_NAME)
 
 
 def default_values() -> dict:
@@ -80,17 +27,17 @@ def default_values() -> dict:
     return {name: _DEFAULTS[name] for name in INPUT_NAMES}
 
 
-def _number(field: Field, text: str) -> tuple[float | int | None, str | None]:
-    shown = plain_text(str(text)[:30])
+def _number(field: NumericInput, text: str) -> tuple[float | int | None, str | None]:
+    shown, label = plain_text(str(text)[:30]), input_label(field)
     try:
         number = float(text)
     except ValueError:
         number = math.nan
     if not math.isfinite(number):
-        return None, f"LLM {field.label}: {shown} is not a number; kept the default."
+        return None, f"LLM {label}: {shown} is not a number; kept the default."
     if not field.minimum <= number <= field.maximum:
         return None, (
-            f"LLM {field.label}: {shown} is outside {field.minimum:g} to {field.maximum:g}; "
+            f"LLM {label}: {shown} is outside {field.minimum:g} to {field.maximum:g}; "
             "kept the default."
         )
     return (round(number) if field.integer else number), None
@@ -102,17 +49,17 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     prompt longer than the model's context); each with a notice. Never raises."""
     values, notices = default_values(), []
     for name, text in given.items():
-        if name in CHOICES:
-            label, choices = CHOICES[name]
-            if text in choices:
+        if name in LLM_CHOICE_BY_NAME:
+            spec = LLM_CHOICE_BY_NAME[name]
+            if text in spec.choices:
                 values[name] = text
             else:
                 notices.append(
-                    f"LLM {label}: {plain_text(str(text)[:30])} is not in the catalog; "
+                    f"LLM {spec.label}: {plain_text(str(text)[:30])} is not in the catalog; "
                     "kept the default."
                 )
-        elif name in FIELD_BY_NAME:
-            number, notice = _number(FIELD_BY_NAME[name], text)
+        elif name in LLM_BY_NAME:
+            number, notice = _number(LLM_BY_NAME[name], text)
             if notice is None:
                 values[name] = number
             else:

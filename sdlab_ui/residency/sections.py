@@ -12,8 +12,9 @@ from dataclasses import astuple
 import streamlit as st
 
 from sdlab_model.advice.hardware import hardware_by_id
+from sdlab_model.page_params import ACCELERATOR_INPUT
 from sdlab_model.params import RESIDENCY_INPUTS, NumericInput
-from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
+from sdlab_model.residency import ResidencyInputs
 from sdlab_model.residency.inputs import parse_sizes
 from sdlab_model.residency.latency import LOAD_TIME_SHARE
 from sdlab_model.residency.placement import (
@@ -29,7 +30,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.server import budget
 from sdlab_ui.text import ms_text
-from sdlab_ui.widgets import linear_step, log_options, option_labels, slider_format
+from sdlab_ui.widgets import choice_widget, numeric_widget
 
 _KEY = {Workload: astuple, ResidencyInputs: astuple}
 KEY_PREFIX = "residency."
@@ -140,16 +141,8 @@ def inputs_form(inputs: ResidencyInputs) -> None:
     """The residency inputs; each change goes to ``state.load_residency`` (and the URL)."""
     left, right = st.columns(2)
     with left:
-        st.session_state[ACCELERATOR_KEY] = inputs.accelerator
-        st.selectbox(
-            "Replica GPU (memory from the hardware catalog)",
-            ACCELERATOR_IDS,
-            key=ACCELERATOR_KEY,
-            format_func=_accelerator_label,
-            on_change=_on_change,
-            args=("accelerator",),
-            help="Each GPU of a replica holds the replica's resident models (one instance of a "
-            "model per GPU, Triton's default), so one GPU's memory limits what stays loaded.",
+        choice_widget(
+            ACCELERATOR_INPUT, ACCELERATOR_KEY, inputs.accelerator, _on_change, ("accelerator",)
         )
         for spec in RESIDENCY_INPUTS[:2]:
             _numeric(spec, inputs)
@@ -279,39 +272,9 @@ def _price_text(plan: ResidencyPlan) -> str:
     )
 
 
-def _accelerator_label(hardware_id: str) -> str:
-    hardware = hardware_by_id(hardware_id)
-    return f"{hardware.accelerator} ({hardware.accelerator_memory_gb:g} GB) — {hardware.id}"
-
-
 def _numeric(spec: NumericInput, inputs: ResidencyInputs) -> None:
-    key = KEY_PREFIX + spec.name
     value = getattr(inputs, spec.name)
-    st.session_state[key] = value
-    label = f"{spec.label} ({spec.unit})"
-    if spec.scale == "log":
-        options = log_options(spec, (value,))
-        st.select_slider(
-            label,
-            options,
-            key=key,
-            help=spec.help,
-            format_func=option_labels(spec, options).__getitem__,
-            on_change=_on_change,
-            args=(spec.name,),
-        )
-    else:
-        st.slider(
-            label,
-            min_value=float(spec.minimum),
-            max_value=float(spec.maximum),
-            step=float(linear_step(spec)),
-            format=slider_format(spec),
-            key=key,
-            help=spec.help,
-            on_change=_on_change,
-            args=(spec.name,),
-        )
+    numeric_widget(spec, KEY_PREFIX + spec.name, value, _on_change, (spec.name,))
 
 
 def _on_change(name: str) -> None:

@@ -1,9 +1,10 @@
 """The canary rollout panel (Timeline page): steps, per-version p99, extra cost, time to detect.
 
-Every number comes from ``sdlab_model.timeline.canary.plan_rollout``; the widgets take their
-ranges and defaults from that module's bounds. The inputs are deliberately wider than the model
-accepts where a person may type something meaningless (an error rate of 100%, a negative
-regression): the model's validation message is shown and nothing is drawn.
+Every number comes from ``sdlab_model.timeline.canary.plan_rollout``; the inputs are declared in
+``sdlab_model.page_params`` (from that module's bounds) and drawn by ``sdlab_ui.widgets``. They
+are deliberately wider than the model accepts where a person may type something meaningless (an
+error rate of 100%, a negative regression): the model's validation message is shown and nothing
+is drawn.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from dataclasses import astuple
 import plotly.graph_objects as go
 import streamlit as st
 
+from sdlab_model.page_params import CANARY_BY_NAME
 from sdlab_model.timeline import canary
 from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
 from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.server import budget, runs
 from sdlab_ui.text import money, ms_text
+from sdlab_ui.widgets import numeric_widget
 
 _KEY = {Workload: astuple, CanaryPlan: astuple}
 KEY_PREFIX = "canary."
@@ -106,6 +109,17 @@ def detection_metric_text(
     return duration_text(detection.seconds)
 
 
+_PERCENT_INPUTS = (
+    "shadow_pct",
+    "baseline_error_pct",
+    "regressed_error_pct",
+    "p99_regression_pct",
+    "confidence_pct",
+    "power_pct",
+)
+"""The percent inputs, middle column then right, each set as a share of its ``source``."""
+
+
 def _inputs() -> tuple[CanaryPlan | None, float]:
     """The plan from the widgets (None after showing why it is not valid) and the metric
     interval."""
@@ -117,23 +131,8 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
         max_chars=STEPS_MAX_CHARS,
         help="Each step's share of the live requests the new version gets, in order.",
     )
-    window_min = left.number_input(
-        "Analysis window per step (min)",
-        min_value=canary.WINDOW_S.minimum / 60,
-        max_value=canary.WINDOW_S.maximum / 60,
-        value=canary.WINDOW_S.default / 60,
-        key=KEY_PREFIX + "window_min",
-        help="30 min by default: Spinnaker recommends an interval of at least 30 minutes.",
-    )
-    interval_s = left.number_input(
-        "Metric interval (s)",
-        min_value=canary.METRIC_INTERVAL_S.minimum,
-        max_value=canary.METRIC_INTERVAL_S.maximum,
-        value=canary.METRIC_INTERVAL_S.default,
-        key=KEY_PREFIX + "interval_s",
-        help="How often the judge gets a new metric point: Prometheus scrapes every 60 s by "
-        "default (15 s in its example configuration). A regression cannot be seen sooner.",
-    )
+    with left:
+        window_min, interval_s = _number("window_min"), _number("interval_s")
     placement = left.radio(
         "The new version runs on",
         ("own", "shared"),
@@ -141,71 +140,28 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
         key=KEY_PREFIX + "placement",
         horizontal=True,
     )
-    shadow_pct = middle.number_input(
-        "Shadow traffic (% of the baseline's requests copied)",
-        min_value=0.0,
-        max_value=100.0,
-        value=canary.SHADOW_SHARE.default * 100,
-        key=KEY_PREFIX + "shadow_pct",
-        help="Copies sent to the new version; their answers are discarded. Load and cost, and "
-        "more requests to judge the new version by.",
-    )
-    baseline_pct = middle.number_input(
-        "Baseline error rate (%)",
-        min_value=0.0,
-        max_value=100.0,
-        value=canary.BASELINE_ERROR_RATE.default * 100,
-        format="%.3f",
-        key=KEY_PREFIX + "baseline_error_pct",
-    )
-    regressed_pct = middle.number_input(
-        "Regressed error rate (%)",
-        min_value=0.0,
-        max_value=100.0,
-        value=canary.REGRESSED_ERROR_RATE.default * 100,
-        format="%.3f",
-        key=KEY_PREFIX + "regressed_error_pct",
-    )
-    regression_pct = right.number_input(
-        "p99 regression (%)",
-        min_value=-100.0,
-        max_value=1000.0,
-        value=canary.P99_REGRESSION.default * 100,
-        key=KEY_PREFIX + "p99_regression_pct",
-    )
-    confidence_pct = right.number_input(
-        "Confidence level (%)",
-        min_value=0.0,
-        max_value=100.0,
-        value=canary.CONFIDENCE.default * 100,
-        key=KEY_PREFIX + "confidence_pct",
-        help=f"Kayenta's default judge uses {canary.KAYENTA_CONFIDENCE:.0%}.",
-    )
-    power_pct = right.number_input(
-        "Power (%)",
-        min_value=0.0,
-        max_value=100.0,
-        value=canary.POWER.default * 100,
-        key=KEY_PREFIX + "power_pct",
-    )
+    with middle:
+        shares = {name: _number(name) / 100.0 for name in _PERCENT_INPUTS[:3]}
+    with right:
+        shares |= {name: _number(name) / 100.0 for name in _PERCENT_INPUTS[3:]}
     try:
         plan = CanaryPlan(
             step_shares=parse_steps(steps_text),
-            window_s=float(window_min) * 60.0,
+            window_s=window_min * 60.0,
             placement=placement,
-            shadow_share=float(shadow_pct) / 100.0,
-            baseline_error_rate=float(baseline_pct) / 100.0,
-            regressed_error_rate=float(regressed_pct) / 100.0,
-            p99_regression=float(regression_pct) / 100.0,
-            confidence=float(confidence_pct) / 100.0,
-            power=float(power_pct) / 100.0,
+            **{CANARY_BY_NAME[name].source: share for name, share in shares.items()},
         )
     except ValueError as error:
         # Escaped: the message can quote the Steps text, and st.error renders Markdown.
         message = state.plain_text(str(error))
         st.error(f"The rollout cannot be planned: {message}", icon=":material/error:")
-        return None, float(interval_s)
-    return plan, float(interval_s)
+        return None, interval_s
+    return plan, interval_s
+
+
+def _number(name: str) -> float:
+    """One declared canary input's value, its widget keeping its own state from the default."""
+    return float(numeric_widget(CANARY_BY_NAME[name], KEY_PREFIX + name))
 
 
 def rollout_table(

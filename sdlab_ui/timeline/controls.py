@@ -1,5 +1,5 @@
-"""The Timeline page's controls: the widgets of its input fields (``fields.py``) and the
-``TimelineInputs`` they build, kept in the URL as ``tl.*``.
+"""The Timeline page's controls: the widgets of its inputs (declared in
+``sdlab_model.page_params``) and the ``TimelineInputs`` they build, kept in the URL as ``tl.*``.
 
 The inputs start from the shared sidebar's workload: its request rate is the base rate, its
 replicas the fleet at time 0 (and, unless set here, the autoscaler's minimum); everything else
@@ -15,6 +15,15 @@ import math
 
 import streamlit as st
 
+from sdlab_model.page_params import (
+    TIMELINE_BY_NAME,
+    TIMELINE_CHOICE_BY_NAME,
+    TIMELINE_CHOICES,
+    TIMELINE_INPUTS,
+    TIMELINE_KNOBS,
+    WORKLOAD_DEFAULTS,
+)
+from sdlab_model.params import NumericInput
 from sdlab_model.timeline import (
     AutoscalerConfig,
     ColdStart,
@@ -29,7 +38,7 @@ from sdlab_model.timeline.autoscalers import (
 from sdlab_model.timeline.traffic import UploadedTrace
 from sdlab_model.workload import Workload
 from sdlab_ui import state
-from sdlab_ui.timeline.fields import CHOICES, FIELD_BY_NAME, FIELDS, KNOBS, SCALER_KNOBS, Field
+from sdlab_ui.widgets import choice_widget, input_label, numeric_widget
 
 PREFIX = "tl"
 _VALUES_KEY = "timeline.values"
@@ -37,12 +46,19 @@ _LOADED_AT_KEY = "timeline.loaded_at"
 _TRACE_KEY = "timeline.trace"
 _WIDGET = "timeline.widget."
 UPLOAD_KEY = "timeline.upload"
+SCALER_KNOBS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "hpa": ("hpa_target", "hpa_down_s"),
+    "kpa": ("kpa_concurrency", "kpa_target", "kpa_stable_s", "kpa_panic_pct", "kpa_panic_x"),
+    "ray": ("ray_target", "ray_up_s", "ray_down_s"),
+}
+"""The inputs shown for each autoscaler."""
 
 
-def _default(field: Field, workload: Workload) -> float:
-    if field.default is not None:
-        return field.default
-    if field.name == "min_replicas":
+def _default(spec: NumericInput, workload: Workload) -> float:
+    if spec.name not in WORKLOAD_DEFAULTS:
+        return float(spec.default)
+    if spec.name == "min_replicas":
         return float(workload.replicas)
     return GPU_NODE_PROVISION_S if workload.gpu else CPU_NODE_PROVISION_S
 
@@ -50,31 +66,32 @@ def _default(field: Field, workload: Workload) -> float:
 def parse_params(given: dict[str, str], workload: Workload) -> tuple[dict, list[str]]:
     """Timeline values from URL text (missing: defaults); unreadable or out-of-range values fall
     back or are clamped, each with a notice. Never raises."""
-    values: dict = {name: spec[0] for name, spec in CHOICES.items()}
-    values.update({f.name: _default(f, workload) for f in FIELDS})
+    values: dict = {choice.name: choice.default for choice in TIMELINE_CHOICES}
+    values.update({spec.name: _default(spec, workload) for spec in TIMELINE_INPUTS})
     notices: list[str] = []
     for name, text in given.items():
         shown = state.plain_text(str(text)[:30])
-        if name in CHOICES:
-            if text in CHOICES[name][1]:
+        if name in TIMELINE_CHOICE_BY_NAME:
+            if text in TIMELINE_CHOICE_BY_NAME[name].choices:
                 values[name] = text
             else:
                 notices.append(f"Timeline {name}: {shown} is not a choice; kept the default.")
-        elif name in FIELD_BY_NAME:
-            field = FIELD_BY_NAME[name]
+        elif name in TIMELINE_BY_NAME:
+            field = TIMELINE_BY_NAME[name]
             try:
                 number = float(text)
             except ValueError:
                 number = math.nan
             if not math.isfinite(number):
                 notices.append(
-                    f"Timeline {field.label}: {shown} is not a number; kept the default."
+                    f"Timeline {input_label(field)}: {shown} is not a number; kept the default."
                 )
                 continue
             clamped = min(max(number, field.minimum), field.maximum)
             if clamped != number:
                 notices.append(
-                    f"Timeline {field.label}: {shown} is outside the range; used {clamped:g}."
+                    f"Timeline {input_label(field)}: {shown} is outside the range; "
+                    f"used {clamped:g}."
                 )
             values[name] = float(round(clamped)) if field.integer else clamped
         else:
@@ -111,33 +128,13 @@ def _set(name: str) -> None:
     st.session_state[_VALUES_KEY] = values
 
 
-def _choice(column, name: str, label: str, values: dict) -> None:
-    _, choices, labels = CHOICES[name]
-    st.session_state[_WIDGET + name] = values[name]
-    column.selectbox(
-        label,
-        choices,
-        key=_WIDGET + name,
-        format_func=labels.__getitem__,
-        on_change=_set,
-        args=(name,),
-    )
+def _choice(name: str, values: dict) -> None:
+    spec = TIMELINE_CHOICE_BY_NAME[name]
+    choice_widget(spec, _WIDGET + name, values[name], _set, (name,))
 
 
-def _number(column, name: str, values: dict) -> None:
-    field = FIELD_BY_NAME[name]
-    value = values[name]
-    st.session_state[_WIDGET + name] = int(value) if field.integer else float(value)
-    column.number_input(
-        field.label,
-        min_value=int(field.minimum) if field.integer else float(field.minimum),
-        max_value=int(field.maximum) if field.integer else float(field.maximum),
-        step=int(field.step) if field.integer else float(field.step),
-        key=_WIDGET + name,
-        help=field.help or None,
-        on_change=_set,
-        args=(name,),
-    )
+def _number(name: str, values: dict) -> None:
+    numeric_widget(TIMELINE_BY_NAME[name], _WIDGET + name, values[name], _set, (name,))
 
 
 def draw(workload: Workload) -> dict:
@@ -146,32 +143,32 @@ def draw(workload: Workload) -> dict:
     left, middle, right = st.columns(3)
     with left:
         st.markdown(f"**Traffic** (base rate: the sidebar's {workload.rate_rps:,.0f} req/s)")
-        _choice(left, "traffic", "Shape", values)
+        _choice("traffic", values)
         kind = values["traffic"]
         if kind in ("step", "spike"):
-            _number(left, "factor", values)
-            _number(left, "at_s", values)
+            _number("factor", values)
+            _number("at_s", values)
         if kind == "spike":
-            _number(left, "spike_s", values)
+            _number("spike_s", values)
         if kind == "diurnal":
-            _number(left, "peak_to_trough", values)
+            _number("peak_to_trough", values)
         if kind == "uploaded":
             _upload(left)
-        _number(left, "duration_s", values)
-        _number(left, "step_s", values)
+        _number("duration_s", values)
+        _number("step_s", values)
     with middle:
         st.markdown(f"**Autoscaler** (starts at the sidebar's {workload.replicas} replicas)")
-        _choice(middle, "scaler", "Policy", values)
-        _number(middle, "min_replicas", values)
-        _number(middle, "max_replicas", values)
+        _choice("scaler", values)
+        _number("min_replicas", values)
+        _number("max_replicas", values)
         for name in SCALER_KNOBS[values["scaler"]]:
-            _number(middle, name, values)
-        _number(middle, "queue_limit", values)
+            _number(name, values)
+        _number("queue_limit", values)
     with right:
         st.markdown("**Cold start** = provisioning + size ÷ bandwidth")
-        _number(right, "provision_s", values)
-        _number(right, "model_gb", values)
-        _number(right, "load_gbps", values)
+        _number("provision_s", values)
+        _number("model_gb", values)
+        _number("load_gbps", values)
     values = dict(st.session_state[_VALUES_KEY])
     state.set_page_params(PREFIX, url_values(values, workload))
     return values
@@ -229,7 +226,7 @@ def build_inputs(values: dict, workload: Workload) -> tuple[TimelineInputs | Non
                 kind=values["scaler"],
                 min_replicas=low,
                 max_replicas=max(low, int(values["max_replicas"])),
-                **{knob: values[name] for name, knob in KNOBS.items()},
+                **{knob: values[name] for name, knob in TIMELINE_KNOBS.items()},
             ),
             cold_start=ColdStart(values["provision_s"], values["model_gb"], values["load_gbps"]),
             duration_s=values["duration_s"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import assert_no_exception, open_app
 
-from sdlab_ui.timeline.fields import FIELDS
+from sdlab_model.page_params import TIMELINE_INPUTS
 
 TIMELINE_PAGE = "app_pages/timeline.py"
 RESIDENCY_PAGE = "app_pages/residency.py"
@@ -15,7 +15,7 @@ HOSTILE_VALUES = ("nan", "-inf", "1e999", "-1e400", "", "0x10", "١٢", "9" * 40
 
 @pytest.mark.parametrize("value", HOSTILE_VALUES)
 def test_every_timeline_input_at_a_hostile_value_renders(value):
-    query = {f"tl.{field.name}": value for field in FIELDS}
+    query = {f"tl.{field.name}": value for field in TIMELINE_INPUTS}
     query |= {"tl.traffic": value, "tl.scaler": value}
     app = open_app(query, page=TIMELINE_PAGE)
     assert_no_exception(app)

@@ -18,10 +18,11 @@ from sdlab_model.llm import (
     llm_latency,
     simulate_llm,
 )
+from sdlab_model.page_params import LLM_CHOICES, LLM_INPUTS
 from sdlab_ui import state
 from sdlab_ui.llm import cards, checks, heatmaps
 from sdlab_ui.llm.controls import WIDGET
-from sdlab_ui.llm.fields import CHOICES, FIELDS, default_values, url_values
+from sdlab_ui.llm.fields import default_values, url_values
 from sdlab_ui.text import money, ms_text, rate_text
 
 LLM_PAGE = "app_pages/llm.py"
@@ -56,8 +57,8 @@ def _expected(workload: LlmWorkload) -> dict[str, str]:
 
 
 def _widget_values(app) -> dict:
-    values = {name: app.selectbox(key=WIDGET + name).value for name in CHOICES}
-    values |= {f.name: app.number_input(key=WIDGET + f.name).value for f in FIELDS}
+    values = {spec.name: app.selectbox(key=WIDGET + spec.name).value for spec in LLM_CHOICES}
+    values |= {spec.name: app.number_input(key=WIDGET + spec.name).value for spec in LLM_INPUTS}
     return values
 
 
@@ -160,7 +161,7 @@ BAD_VALUES = ("-5", "nan", "-inf", "1e999", "9" * 400, "", "0x10", "<b>x</b>")
 
 @pytest.mark.parametrize("value", BAD_VALUES)
 def test_bad_url_values_give_notices_and_the_defaults(value):
-    query = {"llm.model_id": "gpt-17-9t"} | {f"llm.{f.name}": value for f in FIELDS}
+    query = {"llm.model_id": "gpt-17-9t"} | {f"llm.{f.name}": value for f in LLM_INPUTS}
     app = _open(query)
     assert len(app.warning) >= 1, f"llm.*={value!r}: no notice"
     notices = " ".join(w.value for w in app.warning)

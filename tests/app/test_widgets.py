@@ -1,4 +1,5 @@
-"""The log-scale slider options: readable, complete, and able to show any value exactly."""
+"""The log-scale slider options (readable, complete, able to show any value exactly) and the
+builder that draws every declared input."""
 
 from __future__ import annotations
 
@@ -66,3 +67,39 @@ def test_option_labels_are_each_options_format_value():
         assert list(labels) == list(options), f"{spec.name}: labels for other options"
         for option in options:
             assert labels[option] == format_value(spec, option), f"{spec.name} {option}"
+
+
+def _builder_page():
+    """Four declared inputs through the builder: two views of canonical values, one box that
+    keeps its own state, one choice."""
+    from sdlab_model.page_params import CANARY_BY_NAME, TIMELINE_CHOICE_BY_NAME
+    from sdlab_model.params import NUMERIC_BY_NAME
+    from sdlab_ui.widgets import choice_widget, numeric_widget
+
+    numeric_widget(NUMERIC_BY_NAME["rate_rps"], "w.rate", 300.0)
+    numeric_widget(NUMERIC_BY_NAME["batch_window_ms"], "w.window", 7.0)
+    numeric_widget(CANARY_BY_NAME["baseline_error_pct"], "w.own")
+    choice_widget(TIMELINE_CHOICE_BY_NAME["scaler"], "w.scaler", "kpa")
+
+
+def test_the_builder_draws_each_kind_from_its_declaration():
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_builder_page).run()
+    assert app.select_slider(key="w.rate").value == 300.0, "a log input is a select slider"
+    assert app.select_slider(key="w.rate").label == "Request rate (req/s)"
+    window = app.slider(key="w.window")
+    assert (window.value, window.min, window.max) == (7.0, 0.0, 100.0), "a linear input"
+    own = app.number_input(key="w.own")
+    assert (own.value, own.step, own.proto.format) == (0.1, 0.01, "%.3f"), "a typed box"
+    assert app.selectbox(key="w.scaler").value == "kpa"
+
+
+def test_a_canonical_value_wins_and_an_own_state_keeps():
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_builder_page).run()
+    app.slider(key="w.window").set_value(20.0)
+    app.number_input(key="w.own").set_value(0.5).run()
+    assert app.slider(key="w.window").value == 7.0, "the canonical value is drawn again"
+    assert app.number_input(key="w.own").value == 0.5, "the box kept what was typed"

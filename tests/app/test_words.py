@@ -32,6 +32,7 @@ SHOWN_TEXT_MODULES = (
     "sdlab_model/scenarios.py",
     "sdlab_model/sources.py",
     "sdlab_model/params.py",
+    "sdlab_model/page_params.py",
     "sdlab_model/teaching.py",
     "sdlab_model/design.py",
     "sdlab_model/architecture.py",

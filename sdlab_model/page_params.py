@@ -1,0 +1,423 @@
+"""The inputs of the Timeline page, its canary rollout, the Models and memory page's GPU and the
+LLM serving page, in ``params.py``'s declaration types: one kind of declaration for every page's
+widgets.
+
+They live beside ``params.py``, not in it, because they read the model's own ranges and defaults
+(the autoscalers' knobs, the canary's bounds, the hardware catalog), and those modules import
+``params.py``. The canary's inputs are in percent and minutes, and deliberately wider than the
+model accepts where a person may type something meaningless: the model's message says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from sdlab_model.advice.hardware import hardware_by_id
+from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
+from sdlab_model.llm.kv_cache import PRECISION_BYTES
+from sdlab_model.params import (
+    DEFAULT_ACCELERATOR,
+    NUMERIC_BY_NAME,
+    ChoiceInput,
+    NumericInput,
+)
+from sdlab_model.residency.inputs import ACCELERATOR_IDS
+from sdlab_model.timeline import canary
+from sdlab_model.timeline.autoscalers import (
+    AUTOSCALER_KINDS,
+    AUTOSCALER_LABELS,
+    CPU_NODE_PROVISION_S,
+    GPU_NODE_PROVISION_S,
+    KNOB_RANGES,
+    MAX_REPLICAS,
+    AutoscalerConfig,
+)
+from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS
+
+
+def _accelerator_label(hardware_id: str) -> str:
+    hardware = hardware_by_id(hardware_id)
+    return f"{hardware.accelerator} ({hardware.accelerator_memory_gb:g} GB) — {hardware.id}"
+
+
+ACCELERATOR_INPUT = ChoiceInput(
+    "accelerator",
+    "Replica GPU (memory from the hardware catalog)",
+    ACCELERATOR_IDS,
+    tuple(_accelerator_label(h) for h in ACCELERATOR_IDS),
+    DEFAULT_ACCELERATOR,
+    "Each GPU of a replica holds the replica's resident models (one instance of a model per GPU, "
+    "Triton's default), so one GPU's memory limits what stays loaded.",
+)
+"""The Models and memory page's replica GPU (``ResidencyInputs.accelerator``)."""
+
+
+def _typed(
+    name: str, label: str, low: float, high: float, default: float, step: float, **kw
+) -> NumericInput:
+    """A Timeline input typed in a box: linear, with its own step and no unit of its own."""
+    unit, integer, help_text = kw.pop("unit", ""), kw.pop("integer", False), kw.pop("help", "")
+    return NumericInput(
+        name, label, low, high, default, "linear", unit, integer, help_text, step=step, **kw
+    )
+
+
+_CONFIG_DEFAULTS = {f.name: f.default for f in fields(AutoscalerConfig)}
+
+
+def _knob(
+    name: str, knob: str, label: str, step: float, help_text: str, unit: str = ""
+) -> NumericInput:
+    """An autoscaler input whose range and default are the model's (``KNOB_RANGES`` and the
+    ``AutoscalerConfig`` defaults, each cited in ``sdlab_model.timeline.autoscalers``)."""
+    low, high = KNOB_RANGES[knob]
+    default = float(_CONFIG_DEFAULTS[knob])
+    return _typed(name, label, low, high, default, step, unit=unit, help=help_text, source=knob)
+
+
+TIMELINE_CHOICES: tuple[ChoiceInput, ...] = (
+    ChoiceInput(
+        "traffic",
+        "Shape",
+        TRAFFIC_KINDS,
+        tuple(TRAFFIC_LABELS[k] for k in TRAFFIC_KINDS),
+        "step",
+        "",
+    ),
+    ChoiceInput(
+        "scaler",
+        "Policy",
+        AUTOSCALER_KINDS,
+        tuple(AUTOSCALER_LABELS[k] for k in AUTOSCALER_KINDS),
+        "hpa",
+        "",
+    ),
+)
+
+WORKLOAD_DEFAULTS: frozenset[str] = frozenset({"min_replicas", "provision_s"})
+"""Timeline inputs whose default is the workload's (its replicas; a CPU or GPU node's
+provisioning): the default declared is the default workload's."""
+
+TIMELINE_INPUTS: tuple[NumericInput, ...] = (
+    _typed("factor", "Multiplier k (×)", 0.0, 100.0, 3.0, 0.5),
+    _typed("at_s", "At t", 0.0, 172_800.0, 60.0, 10.0, unit="s"),
+    _typed("spike_s", "Spike lasts d", 0.0, 172_800.0, 120.0, 10.0, unit="s"),
+    _typed("peak_to_trough", "Peak / trough", 1.0, 100.0, 4.0, 0.5),
+    _typed(
+        "duration_s",
+        "Duration",
+        60.0,
+        172_800.0,
+        600.0,
+        60.0,
+        unit="s",
+        help="86400 is a day. The model runs a day at 1 s steps in well under a second.",
+    ),
+    _typed("step_s", "Step", 0.1, 60.0, 1.0, 0.5, unit="s"),
+    _typed(
+        "min_replicas",
+        "Min replicas",
+        1,
+        MAX_REPLICAS,
+        NUMERIC_BY_NAME["replicas"].default,
+        1,
+        integer=True,
+        help="Unless set, the sidebar's replicas (also the fleet at time 0).",
+    ),
+    _typed("max_replicas", "Max replicas", 1, MAX_REPLICAS, 100.0, 1, integer=True),
+    _knob(
+        "hpa_target",
+        "hpa_target_utilization",
+        "HPA target utilization",
+        0.05,
+        "70% here (the issue's); Kubernetes defaults to 80% when an HPA names no metric, and its "
+        "walkthrough uses 50%.",
+    ),
+    _knob(
+        "hpa_down_s",
+        "hpa_scale_down_stabilization_s",
+        "HPA scale-down stabilization",
+        30.0,
+        "Kubernetes' default: 300 s (--horizontal-pod-autoscaler-downscale-stabilization).",
+        unit="s",
+    ),
+    _knob(
+        "kpa_concurrency",
+        "kpa_container_concurrency",
+        "KPA container concurrency (0 = slots × max batch)",
+        1.0,
+        "Requests one pod takes at once (containerConcurrency). Knative's default is 0 "
+        "(unlimited, target 100); here 0 means what the replica can serve at once.",
+    ),
+    _knob(
+        "kpa_target",
+        "kpa_target_utilization",
+        "KPA target utilization",
+        0.05,
+        "Knative's default: 70% of container concurrency "
+        "(container-concurrency-target-percentage).",
+    ),
+    _knob(
+        "kpa_stable_s",
+        "kpa_stable_window_s",
+        "KPA stable window",
+        10.0,
+        "Knative's default: 60 s (stable-window; allowed 6 s to 1 h).",
+        unit="s",
+    ),
+    _knob(
+        "kpa_panic_pct",
+        "kpa_panic_window_percentage",
+        "KPA panic window (% of stable)",
+        1.0,
+        "Knative's default: 10% (panic-window-percentage), 6 s of a 60 s stable window.",
+    ),
+    _knob(
+        "kpa_panic_x",
+        "kpa_panic_threshold",
+        "KPA panic threshold (× ready pods)",
+        0.1,
+        "Knative's default: 200% (panic-threshold-percentage; allowed 110–1000%).",
+    ),
+    _knob(
+        "ray_target",
+        "ray_target_ongoing_requests",
+        "Ray target ongoing requests per replica",
+        0.5,
+        "Ray Serve's default: 2 (target_ongoing_requests).",
+    ),
+    _knob(
+        "ray_up_s",
+        "ray_upscale_delay_s",
+        "Ray upscale delay",
+        5.0,
+        "Ray Serve's default: 30 s (upscale_delay_s).",
+        unit="s",
+    ),
+    _knob(
+        "ray_down_s",
+        "ray_downscale_delay_s",
+        "Ray downscale delay",
+        30.0,
+        "Ray Serve's default: 600 s (downscale_delay_s).",
+        unit="s",
+    ),
+    _typed(
+        "provision_s",
+        "Node provisioning",
+        0.0,
+        3600.0,
+        CPU_NODE_PROVISION_S,
+        5.0,
+        unit="s",
+        help=f"Unless set: {CPU_NODE_PROVISION_S:g} s for a CPU node, "
+        f"{GPU_NODE_PROVISION_S:g} s for a GPU node (sources: the Tradeoffs page).",
+    ),
+    _typed("model_gb", "Model size", 0.0, 2000.0, 2.0, 0.5, unit="GB"),
+    _typed(
+        "load_gbps",
+        "Load bandwidth",
+        0.01,
+        1000.0,
+        2.0,
+        0.5,
+        unit="GB/s",
+        help="~20–25 GB/s from host memory over PCIe 4.0; a few GB/s from local NVMe; "
+        "less from network storage.",
+    ),
+    _typed("queue_limit", "Queue limit (requests, 0 = none)", 0.0, 1e9, 0.0, 100.0, integer=True),
+)
+TIMELINE_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in TIMELINE_INPUTS}
+TIMELINE_CHOICE_BY_NAME: dict[str, ChoiceInput] = {spec.name: spec for spec in TIMELINE_CHOICES}
+TIMELINE_KNOBS: dict[str, str] = {s.name: s.source for s in TIMELINE_INPUTS if s.source}
+"""Timeline input name -> the ``AutoscalerConfig`` field it sets."""
+
+
+def _percent(name: str, label: str, bound: canary.Bound, source: str, **kw) -> NumericInput:
+    """A canary input in percent of the model's fraction (0-100% unless given)."""
+    return NumericInput(
+        name,
+        label,
+        kw.pop("low", 0.0),
+        kw.pop("high", 100.0),
+        bound.default * 100,
+        "linear",
+        kw.pop("unit", "%"),
+        False,
+        kw.pop("help", ""),
+        step=0.01,
+        source=source,
+        **kw,
+    )
+
+
+CANARY_INPUTS: tuple[NumericInput, ...] = (
+    NumericInput(
+        "window_min",
+        "Analysis window per step",
+        canary.WINDOW_S.minimum / 60,
+        canary.WINDOW_S.maximum / 60,
+        canary.WINDOW_S.default / 60,
+        "linear",
+        "min",
+        False,
+        "30 min by default: Spinnaker recommends an interval of at least 30 minutes.",
+        step=0.01,
+        source="window_s",
+    ),
+    NumericInput(
+        "interval_s",
+        "Metric interval",
+        canary.METRIC_INTERVAL_S.minimum,
+        canary.METRIC_INTERVAL_S.maximum,
+        canary.METRIC_INTERVAL_S.default,
+        "linear",
+        "s",
+        False,
+        "How often the judge gets a new metric point: Prometheus scrapes every 60 s by "
+        "default (15 s in its example configuration). A regression cannot be seen sooner.",
+        step=0.01,
+    ),
+    _percent(
+        "shadow_pct",
+        "Shadow traffic (% of the baseline's requests copied)",
+        canary.SHADOW_SHARE,
+        "shadow_share",
+        unit="",
+        help="Copies sent to the new version; their answers are discarded. Load and cost, and "
+        "more requests to judge the new version by.",
+    ),
+    _percent(
+        "baseline_error_pct",
+        "Baseline error rate",
+        canary.BASELINE_ERROR_RATE,
+        "baseline_error_rate",
+        decimals=3,
+    ),
+    _percent(
+        "regressed_error_pct",
+        "Regressed error rate",
+        canary.REGRESSED_ERROR_RATE,
+        "regressed_error_rate",
+        decimals=3,
+    ),
+    _percent(
+        "p99_regression_pct",
+        "p99 regression",
+        canary.P99_REGRESSION,
+        "p99_regression",
+        low=-100.0,
+        high=1000.0,
+    ),
+    _percent(
+        "confidence_pct",
+        "Confidence level",
+        canary.CONFIDENCE,
+        "confidence",
+        help=f"Kayenta's default judge uses {canary.KAYENTA_CONFIDENCE:.0%}.",
+    ),
+    _percent("power_pct", "Power", canary.POWER, "power"),
+)
+"""The canary panel's inputs; ``source`` names the ``CanaryPlan`` field each sets (÷ 100 from
+percent, × 60 from minutes)."""
+CANARY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in CANARY_INPUTS}
+
+
+_LLM_DEFAULTS = {f.name: f.default for f in fields(LlmWorkload)}
+
+
+def _llm(name: str, label: str, step: float, **kw) -> NumericInput:
+    """An LLM page input typed in a box: the range is the model's (``INPUT_RANGES``), the default
+    ``LlmWorkload``'s, whole where the default is."""
+    low, high = INPUT_RANGES[name]
+    default = _LLM_DEFAULTS[name]
+    unit, help_text = kw.pop("unit", ""), kw.pop("help", "")
+    integer = isinstance(default, int)
+    return NumericInput(
+        name, label, low, high, default, "linear", unit, integer, help_text, step=step, **kw
+    )
+
+
+LLM_CHOICES: tuple[ChoiceInput, ...] = (
+    ChoiceInput(
+        "model_id",
+        "Model",
+        tuple(m.id for m in MODELS),
+        tuple(m.name for m in MODELS),
+        _LLM_DEFAULTS["model_id"],
+        "",
+    ),
+    ChoiceInput(
+        "gpu_id",
+        "GPU",
+        tuple(g.id for g in GPUS),
+        tuple(g.name for g in GPUS),
+        _LLM_DEFAULTS["gpu_id"],
+        "",
+    ),
+    ChoiceInput(
+        "precision",
+        "Weights and KV cache",
+        tuple(PRECISION_BYTES),
+        tuple(p.upper() for p in PRECISION_BYTES),
+        _LLM_DEFAULTS["precision"],
+        "",
+    ),
+)
+"""The LLM page's catalog choices: the ``LlmWorkload`` field each sets is its name."""
+LLM_INPUTS: tuple[NumericInput, ...] = (
+    _llm("tensor_parallel", "Tensor parallel", 1, help="GPUs per replica, splitting every layer."),
+    _llm("replicas", "Replicas", 1, help="Behind a router that picks a replica at random."),
+    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Poisson arrivals over all replicas."),
+    _llm("prompt_tokens_mean", "Prompt tokens (mean)", 100.0, decimals=0),
+    _llm("output_tokens_mean", "Output tokens (mean)", 50.0, decimals=0),
+    _llm(
+        "max_running_sequences",
+        "Max running sequences",
+        16,
+        help="vLLM's max_num_seqs: sequences an iteration decodes at most.",
+    ),
+    _llm(
+        "max_batched_tokens",
+        "Max batched tokens",
+        512,
+        help="vLLM's max_num_batched_tokens: tokens one iteration carries (decodes and prefill "
+        "chunks).",
+    ),
+    _llm(
+        "ttft_p99_target_ms",
+        "TTFT p99 target",
+        100.0,
+        unit="ms",
+        decimals=0,
+        help="Time to first token.",
+    ),
+    _llm(
+        "tpot_p99_target_ms",
+        "TPOT p99 target",
+        5.0,
+        unit="ms",
+        decimals=1,
+        help="Time per output token after the first.",
+    ),
+    _llm(
+        "e2e_p99_target_ms",
+        "E2E p99 target",
+        1000.0,
+        unit="ms",
+        decimals=0,
+        help="From arrival to the last token.",
+    ),
+)
+"""The LLM page's numeric inputs: the ``LlmWorkload`` field each sets is its name."""
+LLM_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in LLM_INPUTS}
+LLM_CHOICE_BY_NAME: dict[str, ChoiceInput] = {spec.name: spec for spec in LLM_CHOICES}
+LLM_HEATMAP_AXIS = ChoiceInput(
+    "heatmap_y",
+    "Against the request rate",
+    ("replicas", "tensor_parallel", "prompt_tokens_mean"),
+    ("Replicas", "Tensor parallel", "Prompt tokens (mean)"),
+    "replicas",
+    "",
+)
+"""The second axis of the LLM page's heatmaps (the request rate is the first): a view."""
