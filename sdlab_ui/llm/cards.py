@@ -13,7 +13,7 @@ import streamlit as st
 
 from sdlab_model.llm import gpu_by_id, model_by_id
 from sdlab_ui.llm import controls
-from sdlab_ui.llm.fields import build_workload, default_values
+from sdlab_ui.llm.fields import build_workload, default_values, inputs_of
 from sdlab_ui.llm.sections import binding_sentence, estimate
 from sdlab_ui.text import ms_text
 
@@ -150,7 +150,7 @@ def draw() -> None:
                 args=(card,),
             )
     card = CARD_BY_KEY.get(st.session_state.get(_ACTIVE_KEY, ""))
-    if card is None or controls.current_values() != card.values:
+    if card is None or inputs_of(controls.current_values()) != card.values:
         return
     st.markdown(f"**Predict first:** {card.question}")
     with st.expander("Reveal the model's answer"):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME
+from sdlab_model.params import ChoiceInput
 from sdlab_ui import state
-from sdlab_ui.llm.fields import default_values, parse_params, url_values
+from sdlab_ui.llm.fields import default_values, parse_params, url_values, views_of
 from sdlab_ui.widgets import choice_widget, numeric_widget
 
 PREFIX = "llm"
@@ -35,8 +36,13 @@ def current_values() -> dict:
 
 
 def load(changes: dict) -> None:
-    """Make the defaults with ``changes`` the page's values (a scenario card); clears notices."""
-    st.session_state[_VALUES_KEY] = {**default_values(), **changes}
+    """Make the defaults with ``changes`` the page's inputs (a scenario card), keeping its views;
+    clears notices."""
+    st.session_state[_VALUES_KEY] = {
+        **default_values(),
+        **views_of(current_values()),
+        **changes,
+    }
     st.session_state[_NOTICES_KEY] = ()
 
 
@@ -64,6 +70,14 @@ def _set(name: str) -> None:
     values[name] = st.session_state[WIDGET + name]
     st.session_state[_VALUES_KEY] = values
     st.session_state[_NOTICES_KEY] = ()
+
+
+def view(spec: ChoiceInput) -> str:
+    """Draw a view's choice (the heatmaps' axis), kept with the inputs and in the URL."""
+    values = current_values()
+    chosen = choice_widget(spec, WIDGET + spec.name, values[spec.name], _set, (spec.name,))
+    state.set_page_params(PREFIX, url_values(current_values()))
+    return chosen
 
 
 def _draw(name: str, values: dict) -> None:

@@ -15,16 +15,16 @@ import streamlit as st
 
 from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap, max_stable_rate
 from sdlab_model.page_params import LLM_HEATMAP_AXIS
+from sdlab_ui.llm import controls
 from sdlab_ui.llm.figures import p99_figure
 from sdlab_ui.server import budget, runs
-from sdlab_ui.widgets import choice_widget
 
 RATE_STEPS = 40
 RATE_SPAN = 300.0
 """The rate axis spans its top over this factor (log scale)."""
 ROWS = 12
 Y_FIELDS = LLM_HEATMAP_AXIS.choices
-Y_KEY = "llm.heatmap_y"
+Y_KEY = controls.WIDGET + LLM_HEATMAP_AXIS.name
 CHART_KEYS = {"TTFT": "llm.heatmap.ttft", "TPOT": "llm.heatmap.tpot"}
 _KEY = {LlmWorkload: astuple}
 
@@ -68,9 +68,7 @@ def cached_heatmap(workload: LlmWorkload, y_field: str) -> LlmHeatmap:
 def draw(workload: LlmWorkload) -> None:
     """The two heatmaps side by side; the second axis's choice reruns this section alone."""
     st.subheader("Where the targets hold")
-    # The widget's own key is the state: a view of the page, not an input of the model.
-    chosen = st.session_state.get(Y_KEY, LLM_HEATMAP_AXIS.default)
-    y_field = choice_widget(LLM_HEATMAP_AXIS, Y_KEY, chosen)
+    y_field = controls.view(LLM_HEATMAP_AXIS)
     heatmap = cached_heatmap(workload, y_field)
     current = (workload.rate_rps, getattr(workload, y_field))
     for column, name in zip(st.columns(2), CHART_KEYS, strict=True):

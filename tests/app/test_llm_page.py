@@ -109,6 +109,7 @@ def test_a_url_round_trips_through_the_widgets():
         "llm.max_batched_tokens": "4096",
         "llm.ttft_p99_target_ms": "800",
         "llm.e2e_p99_target_ms": "30000",
+        "llm.heatmap_y": "tensor_parallel",
     }
     app = _open(query)
     expected = default_values() | {
@@ -122,6 +123,7 @@ def test_a_url_round_trips_through_the_widgets():
         "e2e_p99_target_ms": 30000.0,
     }
     assert _widget_values(app) == expected, "the widgets do not show the URL's values"
+    assert app.selectbox(key=heatmaps.Y_KEY).value == "tensor_parallel", "heatmap axis lost"
     assert _llm_params(app) == {k[4:]: v for k, v in query.items()}, "the URL did not survive"
 
 
@@ -165,10 +167,17 @@ def test_bad_url_values_give_notices_and_the_defaults(value):
     app = _open(query)
     assert len(app.warning) >= 1, f"llm.*={value!r}: no notice"
     notices = " ".join(w.value for w in app.warning)
-    assert "gpt" in notices and "catalog" in notices, f"no notice of the unknown model: {notices}"
+    assert "gpt" in notices and "not one of the choices" in notices, f"no notice: {notices}"
     assert _widget_values(app) == default_values(), f"llm.*={value!r}: not the defaults"
     assert _metrics(app) == _expected(LlmWorkload()), f"llm.*={value!r}: not the default headline"
     assert _llm_params(app) == {}, f"the bad values stayed in the URL: {_llm_params(app)}"
+
+
+def test_a_bad_heatmap_axis_gives_a_notice_and_the_default_axis():
+    app = _open({"llm.heatmap_y": "<b>colour</b>"})
+    assert any("Against the request rate" in w.value for w in app.warning), "no notice"
+    assert app.selectbox(key=heatmaps.Y_KEY).value == "replicas", "not the default axis"
+    assert _llm_params(app) == {}, f"the bad axis stayed in the URL: {_llm_params(app)}"
 
 
 def test_inputs_the_model_refuses_together_give_a_notice_and_the_defaults():
@@ -213,6 +222,8 @@ def test_the_heatmaps_draw_the_models_grid_with_the_target_contour(y_field):
     app = _open({"llm.rate_rps": "6"})
     app.selectbox(key=heatmaps.Y_KEY).set_value(y_field).run()
     assert_no_exception(app)
+    axis = {} if y_field == "replicas" else {"heatmap_y": y_field}
+    assert _llm_params(app) == {"rate_rps": "6"} | axis, f"URL: {_llm_params(app)}"
     workload = LlmWorkload(rate_rps=6.0)
     grid = heatmaps.cached_heatmap(workload, y_field)
     assert grid.y_field == y_field and not grid.is_stable.all(), "no unstable edge in view"
