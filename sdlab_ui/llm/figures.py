@@ -13,15 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from sdlab_model.llm import LlmHeatmap
+from sdlab_model.page_params import LLM_BY_NAME, LLM_HEATMAP_AXIS
 from sdlab_ui.figures import FONT, TARGET_COLOUR, UNSTABLE_GREY
 from sdlab_ui.text import ms_text
+from sdlab_ui.widgets import input_label
 
 _MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000)
 AXIS_TITLES = {
-    "rate_rps": "Request rate (req/s)",
-    "replicas": "Replicas",
-    "tensor_parallel": "Tensor parallel",
-    "prompt_tokens_mean": "Prompt length, mean (tokens)",
+    "rate_rps": input_label(LLM_BY_NAME["rate_rps"]),
+    **{name: LLM_HEATMAP_AXIS.label_of(name) for name in LLM_HEATMAP_AXIS.choices},
 }
 
 
