@@ -28,6 +28,7 @@ _PAGES = (
     ("timeline.py", "Timeline", ":material/timeline:", "timeline"),
     ("advice.py", "Advice & cost", ":material/payments:", "advice"),
     ("residency.py", "Models and memory", ":material/memory:", "residency"),
+    ("llm.py", "LLM serving", ":material/chat:", "llm"),
     ("tradeoffs.py", "Tradeoffs & sources", ":material/menu_book:", "tradeoffs"),
 )
 

@@ -174,7 +174,10 @@ def upgrade() -> int:
     return status
 
 
-_WARM_KERNELS = "from sdlab_model.queues.warmup import warm_up; warm_up()"
+_WARM_KERNELS = (
+    "from sdlab_model.queues.warmup import warm_up; warm_up(); "
+    "from sdlab_model.llm.warmup import warm_up; warm_up()"
+)
 _WARM_SIMULATOR = (
     "from sdlab_model import Workload, simulate; "
     "[simulate(Workload(**changes), n_requests=2000) for changes in "
@@ -191,7 +194,7 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     python = _ensure_environment(REQUIREMENTS[command])
     if command == "run":
-        # Compile the exact M/D/c and the tail kernels into numba's disk cache now (a no-op once
+        # Compile the queueing and LLM kernels into numba's disk cache now (a no-op once
         # cached), so that the first visitor's page does not wait seconds for the compiler.
         subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]

@@ -1,5 +1,6 @@
-"""The inputs of the Timeline page, its canary rollout and the Models and memory page's GPU, in
-``params.py``'s declaration types: one kind of declaration for every page's widgets.
+"""The inputs of the Timeline page, its canary rollout, the Models and memory page's GPU and the
+LLM serving page, in ``params.py``'s declaration types: one kind of declaration for every page's
+widgets.
 
 They live beside ``params.py``, not in it, because they read the model's own ranges and defaults
 (the autoscalers' knobs, the canary's bounds, the hardware catalog), and those modules import
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import fields
 
 from sdlab_model.advice.hardware import hardware_by_id
+from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
+from sdlab_model.llm.kv_cache import PRECISION_BYTES
 from sdlab_model.params import (
     DEFAULT_ACCELERATOR,
     NUMERIC_BY_NAME,
@@ -318,3 +321,103 @@ CANARY_INPUTS: tuple[NumericInput, ...] = (
 """The canary panel's inputs; ``source`` names the ``CanaryPlan`` field each sets (÷ 100 from
 percent, × 60 from minutes)."""
 CANARY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in CANARY_INPUTS}
+
+
+_LLM_DEFAULTS = {f.name: f.default for f in fields(LlmWorkload)}
+
+
+def _llm(name: str, label: str, step: float, **kw) -> NumericInput:
+    """An LLM page input typed in a box: the range is the model's (``INPUT_RANGES``), the default
+    ``LlmWorkload``'s, whole where the default is."""
+    low, high = INPUT_RANGES[name]
+    default = _LLM_DEFAULTS[name]
+    unit, help_text = kw.pop("unit", ""), kw.pop("help", "")
+    integer = isinstance(default, int)
+    return NumericInput(
+        name, label, low, high, default, "linear", unit, integer, help_text, step=step, **kw
+    )
+
+
+LLM_CHOICES: tuple[ChoiceInput, ...] = (
+    ChoiceInput(
+        "model_id",
+        "Model",
+        tuple(m.id for m in MODELS),
+        tuple(m.name for m in MODELS),
+        _LLM_DEFAULTS["model_id"],
+        "",
+    ),
+    ChoiceInput(
+        "gpu_id",
+        "GPU",
+        tuple(g.id for g in GPUS),
+        tuple(g.name for g in GPUS),
+        _LLM_DEFAULTS["gpu_id"],
+        "",
+    ),
+    ChoiceInput(
+        "precision",
+        "Weights and KV cache",
+        tuple(PRECISION_BYTES),
+        tuple(p.upper() for p in PRECISION_BYTES),
+        _LLM_DEFAULTS["precision"],
+        "",
+    ),
+)
+"""The LLM page's catalog choices: the ``LlmWorkload`` field each sets is its name."""
+LLM_INPUTS: tuple[NumericInput, ...] = (
+    _llm("tensor_parallel", "Tensor parallel", 1, help="GPUs per replica, splitting every layer."),
+    _llm("replicas", "Replicas", 1, help="Behind a router that picks a replica at random."),
+    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Poisson arrivals over all replicas."),
+    _llm("prompt_tokens_mean", "Prompt tokens (mean)", 100.0, decimals=0),
+    _llm("output_tokens_mean", "Output tokens (mean)", 50.0, decimals=0),
+    _llm(
+        "max_running_sequences",
+        "Max running sequences",
+        16,
+        help="vLLM's max_num_seqs: sequences an iteration decodes at most.",
+    ),
+    _llm(
+        "max_batched_tokens",
+        "Max batched tokens",
+        512,
+        help="vLLM's max_num_batched_tokens: tokens one iteration carries (decodes and prefill "
+        "chunks).",
+    ),
+    _llm(
+        "ttft_p99_target_ms",
+        "TTFT p99 target",
+        100.0,
+        unit="ms",
+        decimals=0,
+        help="Time to first token.",
+    ),
+    _llm(
+        "tpot_p99_target_ms",
+        "TPOT p99 target",
+        5.0,
+        unit="ms",
+        decimals=1,
+        help="Time per output token after the first.",
+    ),
+    _llm(
+        "e2e_p99_target_ms",
+        "E2E p99 target",
+        1000.0,
+        unit="ms",
+        decimals=0,
+        help="From arrival to the last token.",
+    ),
+)
+"""The LLM page's numeric inputs: the ``LlmWorkload`` field each sets is its name."""
+LLM_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in LLM_INPUTS}
+LLM_CHOICE_BY_NAME: dict[str, ChoiceInput] = {spec.name: spec for spec in LLM_CHOICES}
+LLM_HEATMAP_AXIS = ChoiceInput(
+    "heatmap_y",
+    "Against the request rate",
+    ("replicas", "tensor_parallel", "prompt_tokens_mean"),
+    ("Replicas", "Tensor parallel", "Prompt tokens (mean)"),
+    "replicas",
+    "",
+)
+"""The second axis of the LLM page's heatmaps (the request rate is the first): a view."""

@@ -4,16 +4,22 @@ Every queueing evaluation runs numba kernels. numba compiles them on first use, 
 from its disk cache. ``python3 dev.py run`` compiles them before it serves, but Streamlit
 Community Cloud runs ``streamlit run app.py`` directly, so after a deploy or a wake-up the
 cache can be empty, and compiling takes tens of seconds. The first run of a server process
-starts one thread that compiles them (``sdlab_model.queues.kernels.compile_in_background``);
-meanwhile the model runs its kernels as plain Python, with the same numbers, so pages are drawn
-at once. A page drawn meanwhile says so, and reruns itself once the kernels are compiled (to
+starts one thread that compiles them (``sdlab_model.queues.kernels.compile_in_background``),
+then the LLM model's. Meanwhile the model runs its queueing kernels as plain Python, with the
+same numbers, so pages are drawn at once (the LLM kernels have no such twins: the LLM page waits
+for them). A page drawn meanwhile says so, and reruns itself once the kernels are compiled (to
 drop that line).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import streamlit as st
 
+from sdlab_model.llm import warmup as llm_warmup
 from sdlab_model.queues import kernels
 from sdlab_model.queues.warmup import warm_up_in_a_subprocess
 
@@ -29,7 +35,27 @@ POLL_S = 2.0
 
 def start() -> None:
     """Start compiling the kernels in the background (once per process; a no-op after)."""
-    kernels.compile_in_background(warm_up_in_a_subprocess)
+    kernels.compile_in_background(compile_kernels)
+
+
+def compile_kernels() -> None:
+    """The queueing model's kernels, which every page but the LLM page runs, then the LLM
+    model's; each compiled by a Python process of its own into numba's disk cache, then loaded."""
+    warm_up_in_a_subprocess()
+    warm_up_llm_in_a_subprocess()
+
+
+def warm_up_llm_in_a_subprocess() -> None:
+    """``sdlab_model.llm.warmup`` in a process of its own (compiling in this one would hold the
+    interpreter lock for seconds), then here, where the kernels load from the cache."""
+    subprocess.run(
+        [sys.executable, "-m", llm_warmup.__name__],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    llm_warmup.warm_up()
 
 
 def notice() -> None:

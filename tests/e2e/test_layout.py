@@ -24,6 +24,7 @@ PAGES = {
     "timeline": "/timeline",
     "advice": "/advice",
     "residency": "/residency",
+    "llm": "/llm",
     "tradeoffs": "/tradeoffs",
 }
 LAPTOP = {"width": 1440, "height": 900}

@@ -1,5 +1,5 @@
-"""The Timeline's, the canary's and the replica GPU's declarations agree with the model they
-feed: the same ranges and defaults, fields that exist, no name twice."""
+"""The Timeline's, the canary's, the replica GPU's and the LLM page's declarations agree with the
+model they feed: the same ranges and defaults, fields that exist, no name twice."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from dataclasses import fields
 
 import pytest
 
+from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.page_params import (
     ACCELERATOR_INPUT,
     CANARY_INPUTS,
+    LLM_CHOICES,
+    LLM_INPUTS,
     TIMELINE_CHOICES,
     TIMELINE_INPUTS,
     TIMELINE_KNOBS,
@@ -20,7 +23,7 @@ from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.timeline import AutoscalerConfig, canary
 from sdlab_model.timeline.autoscalers import KNOB_RANGES
 
-_PAGE_INPUTS = (*TIMELINE_INPUTS, *CANARY_INPUTS)
+_PAGE_INPUTS = (*TIMELINE_INPUTS, *CANARY_INPUTS, *LLM_INPUTS)
 
 
 @pytest.mark.parametrize("spec", _PAGE_INPUTS, ids=lambda spec: spec.name)
@@ -31,7 +34,7 @@ def test_every_typed_input_has_a_step_and_its_default_in_range(spec):
 
 
 def test_no_name_is_declared_twice_within_a_page():
-    for table in (TIMELINE_INPUTS + TIMELINE_CHOICES, CANARY_INPUTS):
+    for table in (TIMELINE_INPUTS + TIMELINE_CHOICES, CANARY_INPUTS, LLM_INPUTS + LLM_CHOICES):
         names = [spec.name for spec in table]
         assert len(names) == len(set(names)), f"names declared twice: {names}"
 
@@ -68,3 +71,16 @@ def test_the_replica_gpu_offers_every_gpu_and_defaults_as_the_residency_model():
 
 def test_the_sidebars_inputs_are_sliders():
     assert all(spec.step is None for spec in NUMERIC_INPUTS), "a sidebar input became a box"
+
+
+def test_each_llm_input_is_an_llm_workload_field_with_the_models_range_and_default():
+    defaults = {f.name: f.default for f in fields(LlmWorkload)}
+    for spec in LLM_INPUTS:
+        assert (spec.minimum, spec.maximum) == INPUT_RANGES[spec.name], f"{spec.name}: range"
+        assert spec.default == defaults[spec.name], f"{spec.name}: default"
+        assert spec.integer == isinstance(defaults[spec.name], int), f"{spec.name}: whole?"
+    choices = {spec.name: spec for spec in LLM_CHOICES}
+    assert choices["model_id"].choices == tuple(m.id for m in MODELS), "a model left out"
+    assert choices["gpu_id"].choices == tuple(g.id for g in GPUS), "a GPU left out"
+    for spec in LLM_CHOICES:
+        assert spec.default == defaults[spec.name], f"{spec.name}: default"

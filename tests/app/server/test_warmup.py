@@ -9,7 +9,6 @@ import pytest
 from apptest_helpers import assert_no_exception, headline_p99, open_app
 
 from sdlab_model.queues import kernels
-from sdlab_model.queues.warmup import warm_up_in_a_subprocess
 from sdlab_ui.server import warmup
 
 
@@ -46,4 +45,13 @@ def test_the_app_starts_the_compile_in_a_subprocess_and_does_not_wait(monkeypatc
     monkeypatch.setattr(kernels, "compile_in_background", started.append)
     app = open_app()
     assert_no_exception(app)
-    assert started == [warm_up_in_a_subprocess], f"the app started {started}"
+    assert started == [warmup.compile_kernels], f"the app started {started}"
+
+
+def test_the_background_compile_prepares_the_queueing_then_the_llm_kernels(monkeypatch):
+    calls = []
+    monkeypatch.setattr(warmup, "warm_up_in_a_subprocess", lambda: calls.append("queueing"))
+    monkeypatch.setattr(warmup.subprocess, "run", lambda args, **_: calls.append(args[-1]))
+    monkeypatch.setattr(warmup.llm_warmup, "warm_up", lambda: calls.append("llm here"))
+    warmup.compile_kernels()
+    assert calls == ["queueing", "sdlab_model.llm.warmup", "llm here"], f"compiled {calls}"

@@ -1,0 +1,1 @@
+"""The LLM serving page's sections (issue 23)."""

@@ -1,0 +1,114 @@
+"""The LLM page's widgets and its state: values kept under ``llm.*`` in the session and in the URL.
+
+The page's values are a canonical dict in session state (as ``sdlab_ui.state`` keeps the lab's
+workload); each widget is a view of one value, its ``on_change`` writing it back. The URL holds
+the values that differ from their defaults as ``llm.name=value``; it is read on a session's first
+run and on Back/Forward (``state.url_loads``), with a notice for each value not taken as given.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME
+from sdlab_model.params import ChoiceInput
+from sdlab_ui import state
+from sdlab_ui.llm.fields import default_values, parse_params, url_values, views_of
+from sdlab_ui.widgets import choice_widget, numeric_widget
+
+PREFIX = "llm"
+_VALUES_KEY = "llm.values"
+_LOADED_AT_KEY = "llm.loaded_at"
+_NOTICES_KEY = "llm.notices"
+WIDGET = "llm.widget."
+"""Widget keys: this prefix and the input's name."""
+
+
+def current_values() -> dict:
+    """The page's inputs: from the URL on a session's first run and after Back/Forward."""
+    loads = state.url_loads()
+    if st.session_state.get(_LOADED_AT_KEY) != loads or _VALUES_KEY not in st.session_state:
+        values, notices = parse_params(state.page_params(PREFIX))
+        st.session_state[_VALUES_KEY] = values
+        st.session_state[_LOADED_AT_KEY] = loads
+        st.session_state[_NOTICES_KEY] = tuple(notices)
+    return dict(st.session_state[_VALUES_KEY])
+
+
+def load(changes: dict) -> None:
+    """Make the defaults with ``changes`` the page's inputs (a scenario card), keeping its views;
+    clears notices."""
+    st.session_state[_VALUES_KEY] = {
+        **default_values(),
+        **views_of(current_values()),
+        **changes,
+    }
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def update(changes: dict) -> None:
+    """Apply ``changes`` to the page's values (the cheapest deployment's); clears notices."""
+    st.session_state[_VALUES_KEY] = {**current_values(), **changes}
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def show_notices() -> None:
+    """What the URL asked for that the page could not take as given, until the next change."""
+    current_values()  # a session's first run reads the URL, and its notices, here
+    notices = st.session_state.get(_NOTICES_KEY, ())
+    for notice in notices[: state.MAX_NOTICES_SHOWN]:
+        st.warning(notice, icon=":material/warning:")
+    if len(notices) > state.MAX_NOTICES_SHOWN:
+        st.warning(
+            f"… and {len(notices) - state.MAX_NOTICES_SHOWN} more notices like these, not shown.",
+            icon=":material/warning:",
+        )
+
+
+def _set(name: str) -> None:
+    values = dict(st.session_state[_VALUES_KEY])
+    values[name] = st.session_state[WIDGET + name]
+    st.session_state[_VALUES_KEY] = values
+    st.session_state[_NOTICES_KEY] = ()
+
+
+def view(spec: ChoiceInput) -> str:
+    """Draw a view's choice (the heatmaps' axis), kept with the inputs and in the URL."""
+    values = current_values()
+    chosen = choice_widget(spec, WIDGET + spec.name, values[spec.name], _set, (spec.name,))
+    state.set_page_params(PREFIX, url_values(current_values()))
+    return chosen
+
+
+def _draw(name: str, values: dict) -> None:
+    if name in LLM_CHOICE_BY_NAME:
+        choice_widget(LLM_CHOICE_BY_NAME[name], WIDGET + name, values[name], _set, (name,))
+    else:
+        numeric_widget(LLM_BY_NAME[name], WIDGET + name, values[name], _set, (name,))
+
+
+_ROWS = (
+    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps"),
+    (
+        "prompt_tokens_mean",
+        "output_tokens_mean",
+        "max_running_sequences",
+        "max_batched_tokens",
+        "ttft_p99_target_ms",
+        "tpot_p99_target_ms",
+        "e2e_p99_target_ms",
+    ),
+)
+"""The inputs in two rows: the deployment and its traffic, then lengths, engine and targets."""
+
+
+def draw() -> dict:
+    """Draw the inputs; returns their values, which are in the URL from here on."""
+    values = current_values()
+    for names in _ROWS:
+        for column, name in zip(st.columns(len(names)), names, strict=True):
+            with column:
+                _draw(name, values)
+    values = dict(st.session_state[_VALUES_KEY])
+    state.set_page_params(PREFIX, url_values(values))
+    return values

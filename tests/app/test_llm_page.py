@@ -1,0 +1,333 @@
+"""AppTest of the LLM serving page: its headline is ``llm_latency``'s, its inputs live in the URL
+as ``llm.*``, its cards load their scenarios, and bad links give notices and a safe page."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import numpy as np
+import pytest
+from apptest_helpers import assert_no_exception, open_app
+
+from sdlab_model.llm import (
+    LlmWorkload,
+    cheapest_deployments,
+    compare_disaggregation,
+    llm_latency,
+    simulate_llm,
+)
+from sdlab_model.page_params import LLM_CHOICES, LLM_INPUTS
+from sdlab_ui import state
+from sdlab_ui.llm import cards, checks, heatmaps
+from sdlab_ui.llm.controls import WIDGET
+from sdlab_ui.llm.fields import default_values, url_values
+from sdlab_ui.text import money, ms_text, rate_text
+
+LLM_PAGE = "app_pages/llm.py"
+P99S = ("TTFT", "TPOT", "E2E")
+
+
+def _open(query: dict[str, str] | None = None):
+    app = open_app(query or {}, page=LLM_PAGE)
+    assert_no_exception(app)
+    return app
+
+
+def _metrics(app) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
+def _expected(workload: LlmWorkload) -> dict[str, str]:
+    """The headline as it should read: every number is a field of ``llm_latency``'s estimate,
+    formatted here independently of the page's own helpers."""
+    result = llm_latency(workload)
+    suffix = " (approximate)" if result.approximate else ""
+    p99s = (result.ttft_p99_ms, result.tpot_p99_ms, result.e2e_p99_ms)
+    shown = {f"{name} p99{suffix}": ms_text(p99) for name, p99 in zip(P99S, p99s, strict=True)}
+    tokens = result.output_tokens_per_s
+    shown["Output throughput"] = f"{tokens:,.0f} tok/s" if math.isfinite(tokens) else "—"
+    shown["Goodput"] = rate_text(result.goodput_rps)
+    per_hour = result.usd_per_hour
+    shown["Cost"] = "—" if per_hour is None else f"{money(per_hour)}/h"
+    per_million = result.usd_per_million_output_tokens
+    shown["Per 1M output tokens"] = "—" if per_million is None else money(per_million)
+    return shown
+
+
+def _widget_values(app) -> dict:
+    values = {spec.name: app.selectbox(key=WIDGET + spec.name).value for spec in LLM_CHOICES}
+    values |= {spec.name: app.number_input(key=WIDGET + spec.name).value for spec in LLM_INPUTS}
+    return values
+
+
+def _llm_params(app) -> dict[str, str]:
+    return {k[4:]: v for k, v in app.query_params.items() if k.startswith("llm.")}
+
+
+def test_the_default_page_shows_the_models_headline():
+    app = _open()
+    assert _metrics(app) == _expected(LlmWorkload()), "the default headline is not the model's"
+    assert not app.warning, f"the default page warns: {[w.value for w in app.warning]}"
+    assert any(s.value == "What binds" for s in app.subheader), "no 'what binds' section"
+
+
+def test_the_headline_is_llm_latencys_for_the_urls_inputs():
+    query = {
+        "llm.model_id": "qwen2.5-32b",
+        "llm.tensor_parallel": "2",
+        "llm.replicas": "3",
+        "llm.rate_rps": "9",
+        "llm.prompt_tokens_mean": "1500",
+        "llm.output_tokens_mean": "400",
+        "llm.tpot_p99_target_ms": "30",
+    }
+    app = _open(query)
+    workload = LlmWorkload(
+        model_id="qwen2.5-32b",
+        tensor_parallel=2,
+        replicas=3,
+        rate_rps=9.0,
+        prompt_tokens_mean=1500.0,
+        output_tokens_mean=400.0,
+        tpot_p99_target_ms=30.0,
+    )
+    assert _metrics(app) == _expected(workload), "the headline is not llm_latency's"
+    binding = " ".join(m.value for m in app.markdown)
+    result = llm_latency(workload)
+    assert result.binding.lower() in binding.lower(), f"{result.binding!r} not said: {binding}"
+
+
+def test_a_url_round_trips_through_the_widgets():
+    query = {
+        "llm.model_id": "mistral-7b",
+        "llm.gpu_id": "a100-80gb",
+        "llm.replicas": "4",
+        "llm.rate_rps": "12.5",
+        "llm.max_running_sequences": "128",
+        "llm.max_batched_tokens": "4096",
+        "llm.ttft_p99_target_ms": "800",
+        "llm.e2e_p99_target_ms": "30000",
+        "llm.heatmap_y": "tensor_parallel",
+    }
+    app = _open(query)
+    expected = default_values() | {
+        "model_id": "mistral-7b",
+        "gpu_id": "a100-80gb",
+        "replicas": 4,
+        "rate_rps": 12.5,
+        "max_running_sequences": 128,
+        "max_batched_tokens": 4096,
+        "ttft_p99_target_ms": 800.0,
+        "e2e_p99_target_ms": 30000.0,
+    }
+    assert _widget_values(app) == expected, "the widgets do not show the URL's values"
+    assert app.selectbox(key=heatmaps.Y_KEY).value == "tensor_parallel", "heatmap axis lost"
+    assert _llm_params(app) == {k[4:]: v for k, v in query.items()}, "the URL did not survive"
+
+
+def test_a_widget_change_goes_into_the_url_and_the_headline():
+    app = _open()
+    app.number_input(key=WIDGET + "replicas").set_value(3).run()
+    assert_no_exception(app)
+    assert _llm_params(app) == {"replicas": "3"}, f"URL after the change: {_llm_params(app)}"
+    assert _metrics(app) == _expected(LlmWorkload(replicas=3)), "headline did not follow"
+
+
+@pytest.mark.parametrize("card", cards.CARDS, ids=lambda card: card.key)
+def test_each_card_loads_its_scenario_and_its_answer_is_the_models(card):
+    app = _open()
+    before = _metrics(app)
+    app.button(key=cards.button_key(card)).click().run()
+    assert_no_exception(app)
+    workload = LlmWorkload(**card.values)
+    assert _widget_values(app) == card.values, f"{card.key}: the widgets are not the card's"
+    assert _llm_params(app) == url_values(card.values), f"{card.key}: the URL is not the card's"
+    assert _metrics(app) == _expected(workload), f"{card.key}: the headline is not the model's"
+    assert _metrics(app) != before, f"{card.key}: the headline did not change"
+    result = llm_latency(workload)
+    labels = [m.label for m in app.metric]
+    if result.approximate:
+        assert "TTFT p99 (approximate)" in labels, f"{card.key}: not labelled approximate"
+    else:
+        assert "TTFT p99" in labels, f"{card.key}: labels {labels}"
+    assert result.binding == card.binds, f"{card.key}: the model says {result.binding} binds"
+    assert any(card.question in m.value for m in app.markdown), f"{card.key}: no question"
+    revealed = " ".join(m.value for m in app.expander[0].markdown)
+    assert ms_text(result.tpot_p99_ms) in revealed, f"{card.key}: reveal is not the model's"
+
+
+BAD_VALUES = ("-5", "nan", "-inf", "1e999", "9" * 400, "", "0x10", "<b>x</b>")
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_bad_url_values_give_notices_and_the_defaults(value):
+    query = {"llm.model_id": "gpt-17-9t"} | {f"llm.{f.name}": value for f in LLM_INPUTS}
+    app = _open(query)
+    assert len(app.warning) >= 1, f"llm.*={value!r}: no notice"
+    notices = " ".join(w.value for w in app.warning)
+    assert "gpt" in notices and "not one of the choices" in notices, f"no notice: {notices}"
+    assert _widget_values(app) == default_values(), f"llm.*={value!r}: not the defaults"
+    assert _metrics(app) == _expected(LlmWorkload()), f"llm.*={value!r}: not the default headline"
+    assert _llm_params(app) == {}, f"the bad values stayed in the URL: {_llm_params(app)}"
+
+
+def test_a_bad_heatmap_axis_gives_a_notice_and_the_default_axis():
+    app = _open({"llm.heatmap_y": "<b>colour</b>"})
+    assert any("Against the request rate" in w.value for w in app.warning), "no notice"
+    assert app.selectbox(key=heatmaps.Y_KEY).value == "replicas", "not the default axis"
+    assert _llm_params(app) == {}, f"the bad axis stayed in the URL: {_llm_params(app)}"
+
+
+def test_inputs_the_model_refuses_together_give_a_notice_and_the_defaults():
+    # Each value is in range, but the prompt and output overflow Llama 2 13B's context.
+    query = {"llm.model_id": "llama-2-13b", "llm.prompt_tokens_mean": "4000"}
+    app = _open(query)
+    assert any("context" in w.value for w in app.warning), "no notice about the context"
+    assert _widget_values(app) == default_values(), "not the defaults after a refused set"
+
+
+def test_a_choice_the_gpu_cannot_run_says_why_without_failing():
+    app = _open({"llm.gpu_id": "a100-80gb"})
+    app.selectbox(key=WIDGET + "precision").set_value("fp8").run()
+    assert_no_exception(app)
+    assert any("FP8" in i.value for i in app.info), "no reason given for FP8 on an A100"
+    assert not app.metric, "a headline was drawn for inputs the model refused"
+
+
+def test_a_rate_beyond_capacity_shows_unstable():
+    app = _open({"llm.rate_rps": "1000"})
+    shown = _metrics(app)
+    for name in P99S:
+        assert shown[f"{name} p99"] == "unstable (∞)", f"{name} p99 shows {shown}"
+    assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
+
+
+def _chart_traces(app, key: str) -> list[dict]:
+    chart = next(c for c in app.get("plotly_chart") if c.key == key)
+    return json.loads(chart.proto.spec)["data"]
+
+
+def _array(value, shape) -> np.ndarray:
+    """A plotly array as the page sends it: nested lists, or a typed binary array."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return data.astype(float).reshape(shape)
+    return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
+
+
+@pytest.mark.parametrize("y_field", heatmaps.Y_FIELDS)
+def test_the_heatmaps_draw_the_models_grid_with_the_target_contour(y_field):
+    app = _open({"llm.rate_rps": "6"})
+    app.selectbox(key=heatmaps.Y_KEY).set_value(y_field).run()
+    assert_no_exception(app)
+    axis = {} if y_field == "replicas" else {"heatmap_y": y_field}
+    assert _llm_params(app) == {"rate_rps": "6"} | axis, f"URL: {_llm_params(app)}"
+    workload = LlmWorkload(rate_rps=6.0)
+    grid = heatmaps.cached_heatmap(workload, y_field)
+    assert grid.y_field == y_field and not grid.is_stable.all(), "no unstable edge in view"
+    for name, p99, target in (
+        ("TTFT", grid.ttft_p99_ms, workload.ttft_p99_target_ms),
+        ("TPOT", grid.tpot_p99_ms, workload.tpot_p99_target_ms),
+    ):
+        traces = _chart_traces(app, heatmaps.CHART_KEYS[name])
+        colour = _array(traces[0]["z"], p99.shape)
+        expected = np.where(np.isfinite(p99), np.log10(p99), np.nan)
+        assert np.allclose(colour, expected, equal_nan=True), f"{name}: not llm_heatmap's p99"
+        contour = next(t for t in traces if t["type"] == "contour")
+        assert contour["name"] == f"{name} target {ms_text(target)}", f"{name}: no target line"
+
+
+def test_the_simulator_check_shows_simulate_llms_p99s_beside_the_headlines():
+    app = _open({"llm.rate_rps": "6"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    workload = LlmWorkload(rate_rps=6.0)
+    result, simulated = llm_latency(workload), simulate_llm(workload, seed=checks.SIMULATION_SEED)
+    table = app.table[-1].value
+    assert list(table["Analytic"]) == [ms_text(result.ttft_p99_ms), ms_text(result.tpot_p99_ms)]
+    assert list(table["Simulated"]) == [
+        ms_text(simulated.ttft.p99_ms),
+        ms_text(simulated.tpot.p99_ms),
+    ], f"the simulated p99s are not simulate_llm's: {table}"
+    low, high = simulated.ttft.p99_low_ms, simulated.ttft.p99_high_ms
+    assert table["Simulator's 95% interval"].iloc[0] == f"{ms_text(low)} to {ms_text(high)}"
+    said = " ".join(c.value for c in app.caption)
+    assert f"{simulated.requests:,} requests" in said, f"run length not said: {said}"
+
+
+def test_the_cheapest_deployment_is_the_models_and_can_be_used():
+    app = _open({"llm.rate_rps": "6"})
+    app.button(key=checks.CHEAPEST_KEY).click().run()
+    assert_no_exception(app)
+    best = cheapest_deployments(LlmWorkload(rate_rps=6.0))[0]
+    assert any(checks.option_text(best) in m.value for m in app.markdown), "not the cheapest"
+    app.button(key=checks.USE_CHEAPEST_KEY).click().run()
+    assert_no_exception(app)
+    used = {
+        "gpu_id": best.gpu_id,
+        "precision": best.precision,
+        "tensor_parallel": best.tensor_parallel,
+        "replicas": best.replicas,
+    }
+    values = _widget_values(app)
+    assert {k: values[k] for k in used} == used, f"the page did not load it: {values}"
+    workload = LlmWorkload(**(default_values() | {"rate_rps": 6.0} | used))
+    assert _metrics(app) == _expected(workload), "the headline is not the cheapest's"
+
+
+def test_the_disaggregation_comparison_is_the_models():
+    app = _open({"llm.rate_rps": "6", "llm.replicas": "3"})
+    app.button(key=checks.DISAGGREGATION_KEY).click().run()
+    assert_no_exception(app)
+    comparison = compare_disaggregation(LlmWorkload(rate_rps=6.0, replicas=3), 3)
+    said = " ".join(m.value for m in app.markdown)
+    best = comparison.best_split
+    for rate in (comparison.aggregated.max_rate_rps, best.max_rate_rps):
+        assert f"**{rate_text(rate)}**" in said, f"{rate_text(rate)} not said: {said}"
+    split = f"{best.prefill_instances} prefill + {best.decode_instances} decode"
+    assert split in said, f"the best split is not said: {said}"
+
+
+def test_a_gpu_without_a_price_shows_its_latency_and_no_cost():
+    app = _open({"llm.gpu_id": "h200-sxm-141gb"})
+    shown = _metrics(app)
+    assert shown == _expected(LlmWorkload(gpu_id="h200-sxm-141gb")), "not the model's headline"
+    assert shown["Cost"] == "—" and shown["Per 1M output tokens"] == "—", f"a price? {shown}"
+
+
+def test_back_and_forward_restore_the_pages_inputs(monkeypatch):
+    def back_to(query: dict[str, str]) -> None:
+        monkeypatch.setattr(state, "is_history_navigation", lambda: True)
+        app.query_params = dict(query)
+        app.run()
+        monkeypatch.setattr(state, "is_history_navigation", lambda: False)
+        assert_no_exception(app)
+
+    app = _open()
+    start = dict(app.query_params)
+    app.number_input(key=WIDGET + "replicas").set_value(3).run()
+    after_first = dict(app.query_params)
+    app.number_input(key=WIDGET + "replicas").set_value(5).run()
+    back_to(after_first)
+    assert _widget_values(app)["replicas"] == 3, "Back did not restore the earlier replicas"
+    assert _metrics(app) == _expected(LlmWorkload(replicas=3)), "Back: headline not restored"
+    back_to(start)
+    assert _widget_values(app) == default_values(), "Back to the start did not reset the page"
+
+
+def test_the_simulator_finds_an_unstable_rate_unstable_too():
+    app = _open({"llm.rate_rps": "1000"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    table = app.table[-1].value
+    assert list(table["Simulated"]) == ["unstable (∞)"] * 2, f"simulated: {table}"
+    assert any("unstable" in c.value for c in app.caption), "the simulator's verdict is not said"
+
+
+def test_a_model_too_big_for_its_gpu_says_so_and_offers_no_simulation():
+    app = _open({"llm.model_id": "llama-3.1-70b", "llm.gpu_id": "l4"})
+    said = " ".join(m.value for m in app.markdown)
+    assert "no room for a KV cache" in said, f"no word on the weights not fitting: {said}"
+    assert not [b for b in app.button if b.key == checks.SIMULATE_KEY], "a simulation offered"

@@ -1,0 +1,53 @@
+"""The LLM serving page in Chromium: a scenario card changes the headline and the URL, and the
+TTFT and TPOT heatmaps draw with their target lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from browser_selectors import EXCEPTION, IDLE_JS, PLOTLY
+
+from sdlab_ui.llm.cards import CARDS
+from sdlab_ui.llm.sections import HEADLINE_KEY
+
+pytestmark = pytest.mark.e2e
+
+TTFT_VALUE = f'.st-key-{HEADLINE_KEY} [data-testid="stMetricValue"]'
+"""The headline's first metric: TTFT p99."""
+
+
+def test_a_card_changes_the_headline_and_the_heatmaps_draw(chromium_browser, server_url):
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 1800})
+    context.set_default_timeout(120_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{server_url}/llm")
+        page.wait_for_selector(TTFT_VALUE)
+        page.wait_for_function(IDLE_JS)
+        before = page.locator(TTFT_VALUE).first.inner_text()
+        card = next(index for index, card in enumerate(CARDS) if card.key == "rag")
+        page.get_by_role("button", name="Load this scenario").nth(card).click()
+        page.wait_for_function(
+            f"""() => {{
+                const value = document.querySelector({json.dumps(TTFT_VALUE)});
+                return value && value.innerText !== {json.dumps(before)};
+            }}"""
+        )
+        page.wait_for_function(IDLE_JS)
+        after = page.locator(TTFT_VALUE).first.inner_text()
+        assert after != before, f"the headline stayed at {before}"
+        assert "llm.prompt_tokens_mean=8000" in page.url, f"the card is not in the URL: {page.url}"
+        page.wait_for_function(f"() => document.querySelectorAll({json.dumps(PLOTLY)}).length >= 2")
+        charts = page.locator(PLOTLY)
+        assert charts.count() == 2, f"{charts.count()} charts: TTFT and TPOT heatmaps expected"
+        for index in range(2):
+            chart = charts.nth(index)
+            assert chart.locator(".heatmaplayer .hm").count() >= 1, f"heatmap {index} not drawn"
+            assert chart.locator(".contourlayer path").count() >= 1, f"no target line {index}"
+        assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
+        assert not errors, f"the browser reported errors: {errors}"
+    finally:
+        context.close()
