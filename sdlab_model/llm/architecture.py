@@ -154,14 +154,25 @@ def _state(node: str, binding_node: str, estimate: LlmEstimate) -> str:
     return "ok"
 
 
+ROWS: tuple[tuple[str, ...], ...] = (
+    ("clients", "router", "stream"),
+    ("scheduler", "prefill", "decode"),
+    ("kv_cache", "gpu"),
+)
+"""The diagram's rows, top to bottom: in and out of the deployment, then one replica's engine
+(its compute, then its memory), so that it is about as wide as the Lab's diagram."""
+
+
 def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
     """DOT source of the LLM serving path with ``estimate``'s numbers (see the module doc)."""
     binding_node = BINDING_NODE.get(estimate.binding, "")
+    notes = _notes(workload, estimate)
     graph = graphviz.Digraph("llm_serving")
     graph.attr(
-        rankdir="LR",
-        nodesep="0.25",
-        ranksep="0.45",
+        rankdir="TB",
+        newrank="true",
+        nodesep="0.3",
+        ranksep="0.4",
         fontname="Helvetica",
         bgcolor="transparent",
     )
@@ -174,8 +185,6 @@ def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
         margin="0.12,0.05",
     )
     graph.attr("edge", arrowsize="0.8", fontname="Helvetica", fontsize=str(DETAIL_POINTS))
-    notes = _notes(workload, estimate)
-    engine = ("scheduler", "prefill", "decode", "kv_cache", "gpu")
 
     def add(where: graphviz.Digraph, node: str) -> None:
         title, lines = notes[node]
@@ -185,8 +194,10 @@ def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
         binds = estimate.binding if node == binding_node else ""
         where.node(node, label=_label(title, lines, binds), **attrs)
 
-    for node in ("clients", "router"):
-        add(graph, node)
+    with graph.subgraph() as outside:
+        outside.attr(rank="same")
+        for node in ROWS[0]:
+            add(outside, node)
     with graph.subgraph(name="cluster_engine") as cluster:
         cluster.attr(
             label=_plain(f"Each replica's engine (× {workload.replicas:,})"),
@@ -195,19 +206,20 @@ def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
             color="#94a3b8",
             fontcolor="#64748b",
         )
-        for node in engine:
-            add(cluster, node)
-        with cluster.subgraph() as memory:  # the cache sits under the compute it feeds
-            memory.attr(rank="same")
-            memory.node("decode")
-            memory.node("kv_cache")
-    add(graph, "stream")
+        for row in ROWS[1:]:
+            with cluster.subgraph() as same:
+                same.attr(rank="same")
+                for node in row:
+                    add(same, node)
+    _edges(graph)
+    return graph.source
 
+
+def _edges(graph: graphviz.Digraph) -> None:
     path = dict(FLOW_STYLE["active"], **PATH_STYLE)
     for source, destination in itertools.pairwise(PATH):
         graph.edge(source, destination, **path)
     side = FLOW_STYLE["inactive"] | {"color": "#64748b", "dir": "none"}
     graph.edge("prefill", "kv_cache", label=_plain("writes"), **side)
     graph.edge("kv_cache", "decode", label=_plain("reads"), **side)
-    graph.edge("kv_cache", "gpu", label=_plain("in GPU memory"), constraint="false", **side)
-    return graph.source
+    graph.edge("kv_cache", "gpu", label=_plain("in GPU memory"), **side)
