@@ -107,6 +107,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         "scheduler": (
             "Scheduler + queue",
             [
+                f"mean wait {ms_text(e.mean_wait_ms)} (of TTFT)",
                 f"admits up to {w.max_running_sequences:,} sequences",
                 f"slots in use {_share(e.slot_load)}",
             ],
@@ -114,6 +115,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         "prefill": (
             "Prefill (chunked)",
             [
+                f"mean {ms_text(e.mean_prefill_ms)} a prompt",
                 f"{w.max_batched_tokens:,} tokens per iteration",
                 f"prefill load {_share(e.prefill_load)}",
             ],

@@ -105,6 +105,8 @@ def test_the_numbers_are_the_estimates(name):
     assert f"{estimate.kv_tokens:,} tokens fit" in nodes["kv_cache"], nodes["kv_cache"]
     assert f"{capacity.bytes_per_token / 1024:,.0f} KiB per token" in nodes["kv_cache"]
     assert f"{estimate.slot_load:.0%} in use" in nodes["kv_cache"]
+    assert f"mean wait {_ms(estimate.mean_wait_ms)} (of TTFT)" in nodes["scheduler"]
+    assert f"mean {_ms(estimate.mean_prefill_ms)} a prompt" in nodes["prefill"]
     assert f"{workload.max_batched_tokens:,} tokens per iteration" in nodes["prefill"]
     assert f"prefill load {estimate.prefill_load:.0%}" in nodes["prefill"]
     assert f"{workload.tensor_parallel} × {workload.gpu.name}" in nodes["gpu"]
