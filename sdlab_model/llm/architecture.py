@@ -61,6 +61,11 @@ def ms_text(value_ms: float) -> str:
     return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
 
 
+def _mean(value_ms: float) -> str:
+    # Inside the engine a bare ∞: the streamed-back box says unstable (∞) once, in words.
+    return ms_text(value_ms) if math.isfinite(value_ms) else "∞"
+
+
 def _share(value: float) -> str:
     return f"{value:.0%}" if math.isfinite(value) else "∞"
 
@@ -87,7 +92,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
     kv = [
         f"{capacity.tokens:,} tokens fit ({capacity.cache_gb:,.1f} GB)",
         f"{capacity.bytes_per_token / 1024:,.0f} KiB per token",
-        f"room for {e.slots:,.0f} sequences, {_share(e.slot_load)} in use",
+        f"in blocks of {capacity.block_tokens:,} tokens",
     ]
     if not capacity.fits:
         kv = ["no room: the weights fill the GPUs", *kv[1:2]]
@@ -107,7 +112,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         "scheduler": (
             "Scheduler + queue",
             [
-                f"mean wait {ms_text(e.mean_wait_ms)} (of TTFT)",
+                f"mean wait {_mean(e.mean_wait_ms)} (of TTFT)",
                 f"admits up to {w.max_running_sequences:,} sequences",
                 f"slots in use {_share(e.slot_load)}",
             ],
@@ -115,7 +120,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         "prefill": (
             "Prefill (chunked)",
             [
-                f"mean {ms_text(e.mean_prefill_ms)} a prompt",
+                f"mean {_mean(e.mean_prefill_ms)} a prompt",
                 f"{w.max_batched_tokens:,} tokens per iteration",
                 f"prefill load {_share(e.prefill_load)}",
             ],

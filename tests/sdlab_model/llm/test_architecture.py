@@ -104,7 +104,7 @@ def test_the_numbers_are_the_estimates(name):
     assert f"{estimate.running_sequences:,.1f} running of {estimate.slots:,.0f}" in nodes["decode"]
     assert f"{estimate.kv_tokens:,} tokens fit" in nodes["kv_cache"], nodes["kv_cache"]
     assert f"{capacity.bytes_per_token / 1024:,.0f} KiB per token" in nodes["kv_cache"]
-    assert f"{estimate.slot_load:.0%} in use" in nodes["kv_cache"]
+    assert f"slots in use {estimate.slot_load:.0%}" in nodes["scheduler"]
     assert f"mean wait {_ms(estimate.mean_wait_ms)} (of TTFT)" in nodes["scheduler"]
     assert f"mean {_ms(estimate.mean_prefill_ms)} a prompt" in nodes["prefill"]
     assert f"{workload.max_batched_tokens:,} tokens per iteration" in nodes["prefill"]
@@ -141,6 +141,7 @@ def test_an_unstable_design_says_unstable(name):
     _, estimate, dot = _case(name)
     assert not estimate.is_stable, f"{name} is meant to be unstable"
     stream = _nodes(dot)["stream"]
+    assert "mean wait ∞" in _nodes(dot)["scheduler"], "a finite wait drawn for an unstable design"
     for p99 in ("TTFT", "TPOT", "E2E"):
         assert f"{p99} p99 unstable (∞)" in stream, stream
     assert f'fillcolor="{NODE_STYLE["overloaded"]["fillcolor"]}"' in stream, stream
