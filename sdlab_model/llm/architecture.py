@@ -191,7 +191,14 @@ def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
         fontsize=str(TITLE_POINTS),
         margin="0.12,0.05",
     )
-    graph.attr("edge", arrowsize="0.8", fontname="Helvetica", fontsize=str(DETAIL_POINTS))
+    # Edge labels mid-tone, like the lines: they read on a light and on a dark page alike.
+    graph.attr(
+        "edge",
+        arrowsize="0.8",
+        fontname="Helvetica",
+        fontsize=str(DETAIL_POINTS),
+        fontcolor="#64748b",
+    )
 
     def add(where: graphviz.Digraph, node: str) -> None:
         title, lines = notes[node]
