@@ -102,6 +102,9 @@ class LlmEstimate:
     """TTFT's queueing part: the mean wait for the prefill ahead and for a running slot."""
     mean_prefill_ms: float = math.inf
     """TTFT's own prefill, request overhead included, on average."""
+    kv_tokens_in_use: float = math.inf
+    """KV cache tokens the admitted sequences hold, on average (each its mean context and half
+    a block): the slots in use times what a slot holds."""
 
     @property
     def ttft_p99_ms(self) -> float:
@@ -337,6 +340,7 @@ class _Grid:
     met_share: np.ndarray
     wait_ms: np.ndarray
     prefill_ms: np.ndarray
+    kv_in_use: np.ndarray
 
 
 def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
@@ -583,7 +587,8 @@ def llm_grid(
     cells = _cells(workloads, efficiency)
     cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
     blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
-    kv_slots = kv_tokens / (_state(cells, np.zeros_like(rate)).context + blocks / 2.0)
+    per_slot = _state(cells, np.zeros_like(rate)).context + blocks / 2.0
+    kv_slots = kv_tokens / per_slot
     slots = np.minimum(slot_cap, kv_slots)
     state, settled = _solve_period(cells, np.minimum(slots, budget - 2.0) - 1.0)
     # How close the iteration loop is to running away: dE[iteration]/dT at the solution (1 is
@@ -626,6 +631,7 @@ def llm_grid(
         met_share=np.where(stable, met, 0.0),
         wait_ms=np.where(stable, wait, np.inf),
         prefill_ms=np.where(stable, own_mean, np.inf),
+        kv_in_use=np.where(stable, slot_load * np.maximum(np.floor(slots), 1.0) * per_slot, np.inf),
     )
 
 
@@ -678,6 +684,7 @@ def llm_estimates(
                 usd_per_million_output_tokens=per_million,
                 mean_wait_ms=float(grid.wait_ms[index]),
                 mean_prefill_ms=float(grid.prefill_ms[index]),
+                kv_tokens_in_use=float(grid.kv_in_use[index]),
             )
         )
     return estimates

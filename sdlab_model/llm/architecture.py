@@ -89,13 +89,17 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         stream.append(f"{e.output_tokens_per_s:,.0f} output tok/s")
     else:
         stream.append(f"{w.rate_rps:,.3g} req/s is more than it serves")
-    kv = [
-        f"{capacity.tokens:,} tokens fit ({capacity.cache_gb:,.1f} GB)",
-        f"{capacity.bytes_per_token / 1024:,.0f} KiB per token",
-        f"in blocks of {capacity.block_tokens:,} tokens",
-    ]
+    per_token = (
+        f"{capacity.bytes_per_token / 1024:,.0f} KiB per token, blocks of {capacity.block_tokens:,}"
+    )
+    in_use = "∞ in use"
+    if math.isfinite(e.kv_tokens_in_use) and capacity.tokens > 0:
+        in_use = (
+            f"{e.kv_tokens_in_use:,.0f} in use ({_share(e.kv_tokens_in_use / capacity.tokens)})"
+        )
+    kv = [f"{capacity.tokens:,} tokens fit ({capacity.cache_gb:,.1f} GB)", in_use, per_token]
     if not capacity.fits:
-        kv = ["no room: the weights fill the GPUs", *kv[1:2]]
+        kv = ["no room: the weights fill the GPUs", per_token]
     return {
         "clients": (
             "Clients",

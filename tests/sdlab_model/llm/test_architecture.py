@@ -104,6 +104,8 @@ def test_the_numbers_are_the_estimates(name):
     assert f"{estimate.running_sequences:,.1f} running of {estimate.slots:,.0f}" in nodes["decode"]
     assert f"{estimate.kv_tokens:,} tokens fit" in nodes["kv_cache"], nodes["kv_cache"]
     assert f"{capacity.bytes_per_token / 1024:,.0f} KiB per token" in nodes["kv_cache"]
+    share = estimate.kv_tokens_in_use / estimate.kv_tokens
+    assert f"{estimate.kv_tokens_in_use:,.0f} in use ({share:.0%})" in nodes["kv_cache"]
     assert f"slots in use {estimate.slot_load:.0%}" in nodes["scheduler"]
     assert f"mean wait {_ms(estimate.mean_wait_ms)} (of TTFT)" in nodes["scheduler"]
     assert f"mean {_ms(estimate.mean_prefill_ms)} a prompt" in nodes["prefill"]
