@@ -3,7 +3,7 @@ where the targets hold, the cheapest deployment, and a check against the token-l
 
 import streamlit as st
 
-from sdlab_ui.llm import cards, checks, controls, fields, heatmaps, sections
+from sdlab_ui.llm import cards, checks, controls, diagram, fields, heatmaps, sections
 
 st.title("LLM serving: tokens, batches and the KV cache")
 st.caption(
@@ -20,6 +20,7 @@ if workload is None:
 else:
     result = sections.estimate(workload)
     sections.headline(result)
+    diagram.draw(result)
     sections.binding(result)
     heatmaps.draw(workload)
     checks.cheapest(workload)

@@ -27,9 +27,10 @@ from sdlab_ui.text import rate_text, replicas_text
 _DIAGRAM_KEY = "sdlab.diagram"
 DIAGRAM_CLASS = "sdlab-diagram"
 """The class of the element holding the server-drawn diagram."""
-DIAGRAM_OPENING = f'<div class="{DIAGRAM_CLASS}">'
+DIAGRAM_OPENING = f'<div class="{DIAGRAM_CLASS}" style="overflow-x: auto">'
 """How the Markdown of a server-drawn diagram starts (tests find it by this; the Lab's
-stylesheet names the class too)."""
+stylesheet names the class too). It scrolls sideways in a column narrower than the drawing, on
+pages without the Lab's stylesheet too."""
 # Streamlit's badge colours for the node states (the diagram's own fills are pastel versions).
 _STATE_BADGE = {
     "ok": "green",
@@ -86,8 +87,20 @@ def load_text(result: Assessment) -> str:
 
 
 def architecture(view: cache.LabView) -> None:
-    """The diagram, full width, with numbers on its nodes; its legend below in small print (in
-    the server's SVG's element: one message to the browser fewer on every rerun).
+    """The Lab's diagram, full width, with numbers on its nodes; its legend below in small print
+    (in the server's SVG's element: one message to the browser fewer on every rerun)."""
+    result = view.result
+    inputs = (result.workload, result.model)
+    last_inputs, dot = st.session_state.get(_DIAGRAM_KEY, (None, None))
+    if inputs != last_inputs:
+        dot = diagram_dot(result)
+        st.session_state[_DIAGRAM_KEY] = (inputs, dot)
+    draw(dot, legend=DIAGRAM_LEGEND, key=_DIAGRAM_KEY + ".slot")
+
+
+def draw(dot: str, *, legend: str = "", key: str) -> None:
+    """Draw the DOT ``dot`` here on the page, any page's diagram, with the Markdown ``legend``
+    under it; ``key`` keeps this diagram's place in the session between reruns.
 
     Drawn on the server as SVG where Graphviz is installed (``diagram_svg``). Otherwise the
     browser draws the DOT, and a changed diagram is drawn afresh, not updated in place: updating
@@ -96,31 +109,25 @@ def architecture(view: cache.LabView) -> None:
     identity is its position on the page, so a changed diagram moves one slot down or up (an
     empty slot takes the other place) and mounts as a new chart.
     """
-    result = view.result
-    inputs = (result.workload, result.model)
-    last_inputs, last_dot, slot = st.session_state.get(_DIAGRAM_KEY, (None, None, 0))
-    dot = last_dot
-    if inputs != last_inputs:
-        dot = diagram_dot(result)
     drawn = diagram_svg.peek(dot)
     if drawn is not None:  # drawn before (by this session or another): no need to wait for dot
-        draw_server_diagram(dot, svg=drawn, legend=DIAGRAM_LEGEND)
-        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+        draw_server_diagram(dot, svg=drawn, legend=legend)
     elif report.dot_available():
         # Drawn last (``deferred``): ``dot`` runs while the rest of the page and the sidebar are
         # drawn, and the diagram takes this place when it is done.
         svg = diagram_svg_later(dot)
         place = st.empty()
-        deferred.defer(functools.partial(_draw_when_done, place, svg, dot))
-        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+        deferred.defer(functools.partial(_draw_when_done, place, svg, dot, legend))
     else:  # no Graphviz on the server: the browser lays the DOT out
+        last_dot, slot = st.session_state.get(key, (None, 0))
         if last_dot is not None and last_dot != dot:
             slot = 1 - slot
-        st.session_state[_DIAGRAM_KEY] = (inputs, dot, slot)
+        st.session_state[key] = (dot, slot)
         if slot:
             st.empty()
         st.graphviz_chart(dot, width="stretch")
-        st.caption(DIAGRAM_LEGEND)
+        if legend:
+            st.caption(legend)
 
 
 def _diagram_legend() -> str:
@@ -134,16 +141,17 @@ DIAGRAM_LEGEND = _diagram_legend()
 """What a box's colour and an arrow's style mean (Markdown; the model's own text)."""
 
 
-def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str) -> None:
+def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str, legend: str) -> None:
     """Put the diagram and its legend in ``place`` once ``dot`` has drawn it (the browser draws
     it if not)."""
     if not svg.done():
         runs.give_up()  # dot is a process of its own: let another run draw meanwhile
     drawn = svg.result()
-    if not draw_server_diagram(dot, place, drawn, legend=DIAGRAM_LEGEND):
+    if not draw_server_diagram(dot, place, drawn, legend=legend):
         with place.container():
             st.graphviz_chart(dot, width="stretch")
-            st.caption(DIAGRAM_LEGEND)
+            if legend:
+                st.caption(legend)
 
 
 def draw_server_diagram(

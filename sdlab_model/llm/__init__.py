@@ -11,9 +11,11 @@
 - ``simulator``: the token-level, iteration-level simulator that checks the analytic model.
 - ``cheapest``: the cheapest GPU × precision × tensor parallel × replicas meeting the targets.
 - ``disaggregation``: aggregated against prefill/decode pools, goodput per GPU at the targets.
+- ``architecture``: the serving path as a diagram (DOT) with an estimate's numbers on it.
 """
 
 from sdlab_model.llm.analytic import LlmEstimate, llm_estimates, llm_grid, llm_latency
+from sdlab_model.llm.architecture import llm_dot
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY, FIT_MEASUREMENT, fit_efficiency
 from sdlab_model.llm.capacity import max_rate_at_targets, max_stable_rate
 from sdlab_model.llm.catalog import GPUS, MODELS, Gpu, ModelArchitecture, gpu_by_id, model_by_id
@@ -49,6 +51,7 @@ __all__ = [
     "iteration_cost",
     "kv_bytes_per_token",
     "kv_capacity",
+    "llm_dot",
     "llm_estimates",
     "llm_grid",
     "llm_heatmap",

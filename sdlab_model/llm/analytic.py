@@ -98,6 +98,13 @@ class LlmEstimate:
     output_tokens_per_s_per_gpu: float
     usd_per_hour: float | None
     usd_per_million_output_tokens: float | None
+    mean_wait_ms: float = math.inf
+    """TTFT's queueing part: the mean wait for the prefill ahead and for a running slot."""
+    mean_prefill_ms: float = math.inf
+    """TTFT's own prefill, request overhead included, on average."""
+    kv_tokens_in_use: float = math.inf
+    """KV cache tokens the admitted sequences hold, on average (each its mean context and half
+    a block): the slots in use times what a slot holds."""
 
     @property
     def ttft_p99_ms(self) -> float:
@@ -331,6 +338,9 @@ class _Grid:
     stable: np.ndarray
     approximate: np.ndarray
     met_share: np.ndarray
+    wait_ms: np.ndarray
+    prefill_ms: np.ndarray
+    kv_in_use: np.ndarray
 
 
 def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
@@ -454,7 +464,8 @@ class _TtftLaw:
 
 
 def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndarray):
-    """TTFT's law, the prefill loads, the slot queue, and whether the cell is stable."""
+    """TTFT's law, the prefill loads, the slot queue, whether the cell is stable, and the mean
+    wait (for the prefill ahead and for a slot)."""
     _, _, _, kv_tokens, rate, _, output = cells
     own_by_others, wait, wait_square, rho, rho_wait = _ttft_parts(cells, state, efficiency)
     count = len(rate)
@@ -497,7 +508,7 @@ def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndar
         wait_mean=wait_mean,
         wait_sd=wait_sd,
     )
-    return law, own_mean, rho, rho_wait, offered / servers, stable
+    return law, own_mean, rho, rho_wait, offered / servers, stable, wait + slot_wait
 
 
 @dataclass(frozen=True)
@@ -576,13 +587,16 @@ def llm_grid(
     cells = _cells(workloads, efficiency)
     cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
     blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
-    kv_slots = kv_tokens / (_state(cells, np.zeros_like(rate)).context + blocks / 2.0)
+    per_slot = _state(cells, np.zeros_like(rate)).context + blocks / 2.0
+    kv_slots = kv_tokens / per_slot
     slots = np.minimum(slot_cap, kv_slots)
     state, settled = _solve_period(cells, np.minimum(slots, budget - 2.0) - 1.0)
     # How close the iteration loop is to running away: dE[iteration]/dT at the solution (1 is
     # the stability limit; more traffic pushes it up).
     gain = (_state(cells, state.period * 1.01).next_period - state.period) / (0.01 * state.period)
-    ttft, own_mean, rho, rho_wait, slot_load, stable = _ttft_law(cells, state, efficiency, slots)
+    ttft, own_mean, rho, rho_wait, slot_load, stable, wait = _ttft_law(
+        cells, state, efficiency, slots
+    )
     stable &= settled
     tpot = _tpot_law(cells, state, rho, own_mean)
     e2e_mean, e2e_sd = _e2e_law(ttft, tpot, output)
@@ -615,6 +629,9 @@ def llm_grid(
         stable=stable,
         approximate=approximate & stable,
         met_share=np.where(stable, met, 0.0),
+        wait_ms=np.where(stable, wait, np.inf),
+        prefill_ms=np.where(stable, own_mean, np.inf),
+        kv_in_use=np.where(stable, slot_load * np.maximum(np.floor(slots), 1.0) * per_slot, np.inf),
     )
 
 
@@ -665,6 +682,9 @@ def llm_estimates(
                 output_tokens_per_s_per_gpu=output_rate / w.gpus,
                 usd_per_hour=usd_per_hour,
                 usd_per_million_output_tokens=per_million,
+                mean_wait_ms=float(grid.wait_ms[index]),
+                mean_prefill_ms=float(grid.prefill_ms[index]),
+                kv_tokens_in_use=float(grid.kv_in_use[index]),
             )
         )
     return estimates

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -19,8 +20,10 @@ from sdlab_model.llm import (
     simulate_llm,
 )
 from sdlab_model.page_params import LLM_CHOICES, LLM_INPUTS
-from sdlab_ui import state
+from sdlab_ui import diagram, report, state
+from sdlab_ui.diagram import DIAGRAM_OPENING
 from sdlab_ui.llm import cards, checks, heatmaps
+from sdlab_ui.llm import diagram as llm_diagram
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import default_values, url_values
 from sdlab_ui.text import money, ms_text, rate_text
@@ -94,7 +97,8 @@ def test_the_headline_is_llm_latencys_for_the_urls_inputs():
         tpot_p99_target_ms=30.0,
     )
     assert _metrics(app) == _expected(workload), "the headline is not llm_latency's"
-    binding = " ".join(m.value for m in app.markdown)
+    # The page's words, not the diagram's "binds: …" mark (tested on its own below).
+    binding = " ".join(m.value for m in app.markdown if not m.value.startswith(DIAGRAM_OPENING))
     result = llm_latency(workload)
     assert result.binding.lower() in binding.lower(), f"{result.binding!r} not said: {binding}"
 
@@ -202,6 +206,64 @@ def test_a_rate_beyond_capacity_shows_unstable():
     for name in P99S:
         assert shown[f"{name} p99"] == "unstable (∞)", f"{name} p99 shows {shown}"
     assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
+
+
+NO_DOT = shutil.which("dot") is None
+
+
+def _diagram(app) -> str:
+    """The one server-drawn diagram on the page (its SVG's Markdown)."""
+    drawn = [m.value for m in app.main.markdown if m.value.startswith(DIAGRAM_OPENING)]
+    assert len(drawn) == 1, f"{len(drawn)} server-drawn diagrams on the page"
+    return drawn[0]
+
+
+@pytest.mark.skipif(NO_DOT, reason="Graphviz's dot is not installed")
+def test_the_diagram_under_the_headline_carries_its_numbers():
+    app = _open()
+    result = llm_latency(LlmWorkload())
+    svg = _diagram(app)
+    assert f"TTFT p99 {_metrics(app)['TTFT p99']}" in svg, "not the headline's TTFT p99"
+    assert f"TPOT p99 {_metrics(app)['TPOT p99']}" in svg, "not the headline's TPOT p99"
+    assert f"{result.kv_tokens:,} tokens fit" in svg, "no KV cache size"
+    assert f"binds: {result.binding}" in svg, "what binds is not marked"
+    texts = [m.value for m in app.main.markdown]
+    at = texts.index(svg)
+    said = next(i for i, t in enumerate(texts) if result.binding in t.lower() and i != at)
+    assert at < said, "the diagram is not between the headline and what binds"
+    assert any(c.value == llm_diagram.LEGEND for c in app.main.caption), "no legend"
+    assert not app.get("graphviz_chart"), "the browser was also asked to draw the diagram"
+
+
+@pytest.mark.skipif(NO_DOT, reason="Graphviz's dot is not installed")
+@pytest.mark.parametrize("card", cards.CARDS, ids=lambda card: card.key)
+def test_each_cards_diagram_has_its_headlines_ttft(card):
+    app = _open({f"llm.{name}": value for name, value in url_values(card.values).items()})
+    ttft = next(value for label, value in _metrics(app).items() if label.startswith("TTFT"))
+    assert f"TTFT p99 {ttft}" in _diagram(app), f"{card.key}: not the headline's TTFT p99"
+    assert f"binds: {card.binds}" in _diagram(app), f"{card.key}: what binds is not marked"
+
+
+@pytest.mark.skipif(NO_DOT, reason="Graphviz's dot is not installed")
+def test_an_unstable_design_is_drawn_unstable():
+    svg = _diagram(_open({"llm.rate_rps": "1000"}))
+    for name in P99S:
+        assert f"{name} p99 unstable (∞)" in svg, f"{name} p99 not unstable in the diagram"
+
+
+def test_without_graphviz_the_browser_draws_the_same_diagram(monkeypatch):
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: None)
+    monkeypatch.setattr(report, "dot_available", lambda: False)
+    diagram.diagram_svg.cache_clear()
+    try:
+        app = _open({"llm.rate_rps": "3"})
+    finally:
+        diagram.diagram_svg.cache_clear()
+    charts = app.get("graphviz_chart")
+    assert len(charts) == 1, f"{len(charts)} browser-drawn diagrams without Graphviz"
+    assert charts[0].proto.spec == llm_diagram.dot_of(llm_latency(LlmWorkload(rate_rps=3.0)))
+    assert f"TTFT p99 {_metrics(app)['TTFT p99']}" in charts[0].proto.spec
+    assert not [m for m in app.markdown if m.value.startswith(DIAGRAM_OPENING)], "an SVG drawn"
 
 
 def _chart_traces(app, key: str) -> list[dict]:

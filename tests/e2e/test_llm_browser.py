@@ -1,12 +1,13 @@
-"""The LLM serving page in Chromium: a scenario card changes the headline and the URL, and the
-TTFT and TPOT heatmaps draw with their target lines."""
+"""The LLM serving page in Chromium: a scenario card changes the headline, the URL and the
+serving diagram, and the TTFT and TPOT heatmaps draw with their target lines."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from browser_selectors import EXCEPTION, IDLE_JS, PLOTLY
+from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
 
 from sdlab_ui.llm.cards import CARDS
 from sdlab_ui.llm.sections import HEADLINE_KEY
@@ -15,6 +16,7 @@ pytestmark = pytest.mark.e2e
 
 TTFT_VALUE = f'.st-key-{HEADLINE_KEY} [data-testid="stMetricValue"]'
 """The headline's first metric: TTFT p99."""
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
 def test_a_card_changes_the_headline_and_the_heatmaps_draw(chromium_browser, server_url):
@@ -40,6 +42,18 @@ def test_a_card_changes_the_headline_and_the_heatmaps_draw(chromium_browser, ser
         after = page.locator(TTFT_VALUE).first.inner_text()
         assert after != before, f"the headline stayed at {before}"
         assert "llm.prompt_tokens_mean=8000" in page.url, f"the card is not in the URL: {page.url}"
+        # The diagram follows the card: its streamed-back box has the headline's TTFT p99.
+        page.wait_for_function(
+            f"""() => {{
+                const svg = document.querySelector({json.dumps(DIAGRAM_SVG)});
+                return svg && svg.textContent.includes({json.dumps(f"TTFT p99 {after}")});
+            }}"""
+        )
+        diagram = page.locator(DIAGRAM_SVG).first
+        ARTIFACTS.mkdir(exist_ok=True)
+        diagram.screenshot(path=str(ARTIFACTS / "llm_diagram.png"))
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - innerWidth")
+        assert overflow <= 0, f"the page scrolls sideways by {overflow} px"
         page.wait_for_function(f"() => document.querySelectorAll({json.dumps(PLOTLY)}).length >= 2")
         charts = page.locator(PLOTLY)
         assert charts.count() == 2, f"{charts.count()} charts: TTFT and TPOT heatmaps expected"

@@ -51,6 +51,36 @@ def test_a_model_that_does_not_fit_is_unstable():
     assert not estimate.is_stable and estimate.kv_tokens == 0, "70B on one 24 GB L4"
 
 
+def test_ttfts_parts_are_a_wait_that_grows_with_traffic_and_the_own_prefill():
+    idle = llm_latency(LlmWorkload(rate_rps=0.01, prompt_tokens_cv=0.0, output_tokens_cv=0.0))
+    assert idle.mean_wait_ms < 0.01 * idle.ttft_ms[0], "an idle engine makes nobody wait"
+    assert idle.mean_prefill_ms == pytest.approx(idle.ttft_ms[0], rel=0.02), "idle TTFT"
+    rates = [0.5, 4.0, 12.0, 18.0]
+    estimates = llm_estimates([LlmWorkload(rate_rps=r) for r in rates])
+    waits = [e.mean_wait_ms for e in estimates]
+    assert waits == sorted(waits) and waits[-1] > 5 * waits[0], f"waits {waits}"
+    for e in estimates:
+        assert 0 < e.mean_wait_ms + e.mean_prefill_ms < e.ttft_p99_ms, "parts of a mean TTFT"
+    overloaded = llm_latency(LlmWorkload(rate_rps=400.0))
+    assert math.isinf(overloaded.mean_wait_ms) and math.isinf(overloaded.mean_prefill_ms)
+
+
+def test_the_kv_tokens_in_use_fit_in_the_cache_and_grow_with_traffic():
+    rates = [0.5, 4.0, 12.0]
+    in_use = [e.kv_tokens_in_use for e in llm_estimates([LlmWorkload(rate_rps=r) for r in rates])]
+    assert in_use == sorted(in_use) and in_use[-1] > 10 * in_use[0], f"in use {in_use}"
+    # Where the cache binds, the slots are the cache's: nearly full slots, nearly full cache.
+    full = llm_latency(
+        LlmWorkload(
+            gpu_id="l4", rate_rps=0.035, prompt_tokens_mean=2000.0, output_tokens_mean=2000.0
+        )
+    )
+    assert full.binding == "KV memory" and full.is_stable, full.binding
+    assert 0.5 * full.kv_tokens < full.kv_tokens_in_use < full.kv_tokens, full.kv_tokens_in_use
+    assert full.kv_tokens_in_use / full.kv_tokens == pytest.approx(full.slot_load, rel=0.15)
+    assert math.isinf(llm_latency(LlmWorkload(rate_rps=400.0)).kv_tokens_in_use), "∞ when unstable"
+
+
 def test_throughput_goodput_and_price_add_up():
     w = LlmWorkload(rate_rps=4.0)
     estimate = llm_latency(w)
