@@ -12,7 +12,6 @@ from sdlab_ui import forged, sidebar, state, uploads
 from sdlab_ui.server import deferred, runs, sockets, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
-_PAGES_KEY = "sdlab.pages"
 
 st.set_page_config(page_title="sdlab · model serving", page_icon="🧪", layout="wide")
 if "sdlab.nodelay" not in st.session_state:  # once per session: its connection is open now
@@ -33,19 +32,12 @@ _PAGES = (
 )
 
 
-def _pages() -> list[st.Page]:
-    """The app's pages, made once per session and reused by every rerun: each ``st.Page``
-    resolves, checks and hashes its file, ~0.08 ms a page on every rerun of every page. Not
-    shared between sessions: ``st.navigation`` marks the page it returns on the object itself."""
-    if _PAGES_KEY not in st.session_state:
-        st.session_state[_PAGES_KEY] = [
-            st.Page(_PAGES_DIR / file, title=title, icon=icon, url_path=path, default=not path)
-            for file, title, icon, path in _PAGES
-        ]
-    return st.session_state[_PAGES_KEY]
-
-
-page = st.navigation(_pages())
+page = st.navigation(
+    [
+        st.Page(_PAGES_DIR / file, title=title, icon=icon, url_path=path, default=not path)
+        for file, title, icon, path in _PAGES
+    ]
+)
 # The page before the sidebar: its headline is the first thing a rerun sends, so a visitor sees
 # the new number before the sidebar's widgets are redrawn (the sidebar's values are already in
 # the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even

@@ -70,9 +70,3 @@ def test_no_descriptor_is_leaked():
         spawn.run_filter([TRUE], b"abc" * 100_000, timeout_s=10)
         spawn.run_filter(["/nonexistent/dot"], b"abc", timeout_s=10)
     assert _open_descriptors() == before, "run_filter leaked file descriptors"
-
-
-def test_without_posix_spawn_subprocess_does_the_same(monkeypatch):
-    monkeypatch.delattr(os, "posix_spawn")
-    assert spawn.run_filter([CAT], b"abc", timeout_s=10) == b"abc", "fallback output differs"
-    assert spawn.run_filter([shutil.which("false")], b"", timeout_s=10) is None, "fallback failure"
