@@ -52,10 +52,11 @@ def test_an_idle_worker_exits():
     process = worker.Worker(idle_s=0.3)
     pid = process.call(os.getpid)
     deadline = time.monotonic() + 10.0
-    while process.running and time.monotonic() < deadline:
+    # Stopping marks the worker gone, then waits for the process: wait for both.
+    while (process.running or _alive(pid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not process.running, "the worker outlived its idle time"
-    assert not _alive(pid)
+    assert not _alive(pid), "the idle worker's process is still running"
     assert process.call(os.getpid) != pid, "a call after the idle exit did not start a new worker"
     process.stop()
 
