@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from sdlab_ui import forged, sidebar, state, uploads
-from sdlab_ui.server import deferred, runs, sockets, warmup
+from sdlab_ui.server import runs, sockets, warmup
 
 _PAGES_DIR = Path(__file__).parent / "app_pages"
 
@@ -38,21 +38,17 @@ page = st.navigation(
         for file, title, icon, path in _PAGES
     ]
 )
-# The page before the sidebar: its headline is the first thing a rerun sends, so a visitor sees
-# the new number before the sidebar's widgets are redrawn (the sidebar's values are already in
-# the session's state, set by the widgets' callbacks before the run). The sidebar is drawn even
-# when the page fails, so the inputs that led there can be changed.
-deferred.clear()
+# The sidebar, then the page (the Lab's summary line sits at the sidebar's top). The page is
+# drawn even when the sidebar fails, so what went wrong is shown where the visitor looks.
 # A value only a forged message sends: reset, say so, one log line (sdlab_ui/forged.py).
 with forged.recovering(), runs.slot():  # a few runs draw at a time (sdlab_ui/server/runs.py)
     forged.show_notice()
     state.show_notices()
     warmup.notice()
     try:
-        page.run()
+        sidebar.render(summary=page.title == "Lab")
     finally:
         try:
-            sidebar.render()
+            page.run()
         finally:
-            deferred.run()  # what the page left for last (the Lab's diagram, meanwhile)
             uploads.release_this_sessions_unused()  # Streamlit keeps them till the end

@@ -9,7 +9,6 @@ view = cache.lab_view(lab.workload, lab.model, lab.residency)
 # The stylesheet, the title and its lead, then the p99 and the diagram: both in view on a laptop
 # screen without scrolling.
 headline.headline(view.result, header=True)
-headline.sticky_summary(view.result)
 compare.section(view, lab)
 diagram.architecture(view)
 # Each heading ends the Markdown element above it: every element is a message on every rerun.

@@ -104,12 +104,6 @@ class SharedCache(Generic[_P, _R]):
                 del self._computing[key]
             done.set()
 
-    def peek(self, *args: _P.args, **kwargs: _P.kwargs) -> _R | None:
-        """The result for these arguments if it is kept now, else None (nothing is computed)."""
-        key = (args, tuple(sorted(kwargs.items())))
-        with self._lock:
-            return self._results.get(key)
-
     def cache_clear(self) -> None:
         """Forget every result (tests)."""
         with self._lock:

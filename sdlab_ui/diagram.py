@@ -8,10 +8,8 @@ if it holds a script, an event handler or a foreign object (``tests/test_securit
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -21,7 +19,7 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.design import packing_note
 from sdlab_ui import cache, report
 from sdlab_ui.cache import shared_cache
-from sdlab_ui.server import budget, deferred, runs
+from sdlab_ui.server import budget
 from sdlab_ui.text import rate_text, replicas_text
 
 _DIAGRAM_KEY = "sdlab.diagram"
@@ -109,16 +107,7 @@ def draw(dot: str, *, legend: str = "", key: str) -> None:
     identity is its position on the page, so a changed diagram moves one slot down or up (an
     empty slot takes the other place) and mounts as a new chart.
     """
-    drawn = diagram_svg.peek(dot)
-    if drawn is not None:  # drawn before (by this session or another): no need to wait for dot
-        draw_server_diagram(dot, svg=drawn, legend=legend)
-    elif report.dot_available():
-        # Drawn last (``deferred``): ``dot`` runs while the rest of the page and the sidebar are
-        # drawn, and the diagram takes this place when it is done.
-        svg = diagram_svg_later(dot)
-        place = st.empty()
-        deferred.defer(functools.partial(_draw_when_done, place, svg, dot, legend))
-    else:  # no Graphviz on the server: the browser lays the DOT out
+    if not draw_server_diagram(dot, legend=legend):  # no Graphviz: the browser lays it out
         last_dot, slot = st.session_state.get(key, (None, 0))
         if last_dot is not None and last_dot != dot:
             slot = 1 - slot
@@ -139,19 +128,6 @@ def _diagram_legend() -> str:
 
 DIAGRAM_LEGEND = _diagram_legend()
 """What a box's colour and an arrow's style mean (Markdown; the model's own text)."""
-
-
-def _draw_when_done(place: DeltaGenerator, svg: Future[str | None], dot: str, legend: str) -> None:
-    """Put the diagram and its legend in ``place`` once ``dot`` has drawn it (the browser draws
-    it if not)."""
-    if not svg.done():
-        runs.give_up()  # dot is a process of its own: let another run draw meanwhile
-    drawn = svg.result()
-    if not draw_server_diagram(dot, place, drawn, legend=legend):
-        with place.container():
-            st.graphviz_chart(dot, width="stretch")
-            if legend:
-                st.caption(legend)
 
 
 def draw_server_diagram(
@@ -230,12 +206,3 @@ def diagram_svg(dot: str) -> str | None:
     # endings are \n, \r and \r\n; a space between tags or in a text is white space alike.)
     one_line = svg.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
     return one_line.replace("$", "&#36;")
-
-
-_DIAGRAM_WORKERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdlab-diagram")
-"""Threads that wait for ``dot`` (they take ``budget.WORK`` slots like any diagram)."""
-
-
-def diagram_svg_later(dot: str) -> Future[str | None]:
-    """``diagram_svg(dot)``, drawn by a worker thread while the page goes on."""
-    return _DIAGRAM_WORKERS.submit(diagram_svg, dot)

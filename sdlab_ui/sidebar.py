@@ -22,7 +22,8 @@ from sdlab_model.params import (
 )
 from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
-from sdlab_ui import state
+from sdlab_ui import cache, state
+from sdlab_ui.lab import headline
 from sdlab_ui.widgets import choice_widget, format_value, numeric_widget
 
 _WIDGET_PREFIX = "sdlab.widget."
@@ -40,9 +41,12 @@ def widget_key(name: str) -> str:
     return _WIDGET_PREFIX + name
 
 
-def render() -> state.LabState:
-    """Draw the shared sidebar from the canonical state and write that state to the URL."""
+def render(summary: bool = False) -> state.LabState:
+    """Draw the shared sidebar from the canonical state and write that state to the URL; with
+    ``summary``, the lab's summary line first (the Lab page's), kept in view while sliders move."""
     lab = state.current()
+    if summary:  # the page's own judgement, computed once: the page's call is a cache hit
+        headline.sticky_summary(cache.lab_view(lab.workload, lab.model, lab.residency).result)
     with st.sidebar:
         st.subheader("Workload")
         for spec in (s for s in NUMERIC_INPUTS if not s.advanced):

@@ -148,16 +148,15 @@ def summary_line(result: Assessment) -> str:
 
 
 def sticky_summary(result: Assessment) -> None:
-    """The summary line at the top of the sidebar, in view while any slider moves.
+    """The summary line at the top of the sidebar, in view while any slider moves (drawn
+    first there, ``sidebar.render``).
 
-    Kept at the sidebar's top by CSS (``order``) wherever it is drawn: the page, which draws it,
-    runs before the shared sidebar today, but a page drawn after it would put it last; and
-    ``position: sticky`` keeps it there while the
-    sidebar scrolls, on a laptop and in a phone's drawer alike. Its ancestors inherit the
-    sidebar's background so the line is opaque over the sliders it passes, in either theme. (The
-    rules, in ``style.py``, go on the element's container, the child of the sidebar's flex
-    column, found by an empty marker in the line: a keyed container around it was one message
-    more on every rerun.) The line is Markdown of computed numbers; the marker is literal.
+    ``position: sticky`` keeps it in view while the sidebar scrolls, on a laptop and in a phone's
+    drawer alike. Its ancestors inherit the sidebar's background so the line is opaque over the
+    sliders it passes, in either theme. (The rules, in ``style.py``, go on the element's
+    container, the child of the sidebar's flex column, found by an empty marker in the line: a
+    keyed container around it was one message more on every rerun.) The line is Markdown of
+    computed numbers; the marker is literal.
     """
     st.sidebar.markdown(
         f'<span class="{SUMMARY_CLASS}"></span>{summary_line(result)}', unsafe_allow_html=True

@@ -12,7 +12,7 @@ _LAB_LEAD = (
 _LAB_STYLE_SOURCE = """<style>
 [data-testid="stSidebar"] :has(.sdlab-summary) { background-color: inherit; }
 [data-testid="stSidebar"] [data-testid="stElementContainer"]:has(.sdlab-summary) {
-  order: -1; position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
+  position: sticky; top: 0; z-index: 5; flex-shrink: 0; background-color: inherit;
   padding: 0.35rem 0 0.25rem; border-bottom: 1px solid rgba(128, 128, 128, 0.3);
 }
 [data-testid="stElementContainer"]:has(.sdlab-summary) p { font-size: 0.9rem; }

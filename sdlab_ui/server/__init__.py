@@ -1,1 +1,1 @@
-"""Server plumbing: the work budget, run slots, sockets, subprocesses, warm-up, deferred work."""
+"""Server plumbing: the work budget, run slots, sockets, subprocesses, warm-up, the worker."""

@@ -98,26 +98,23 @@ def test_the_server_draws_the_diagram_with_this_labs_numbers():
     assert drawn.startswith(f'{DIAGRAM_OPENING}<svg width="100%"'), drawn[:80]
     assert "1.23k req/s" in drawn, "the SVG lacks this lab's rate"
     assert not app.get("graphviz_chart"), "the browser was also asked to draw the diagram"
-    # Drawn last (while dot runs the rest of the page goes on), but in its own place: under the
-    # headline, above the recommended shape.
+    # Under the headline, above the recommended shape.
     texts = [m.value for m in app.main.markdown]
     diagram = next(i for i, text in enumerate(texts) if text.startswith(DIAGRAM_OPENING))
     shape = next(i for i, text in enumerate(texts) if text.startswith("#### Recommended shape"))
     assert diagram < shape, "the diagram was drawn below the recommended shape"
-    assert app.session_state["sdlab.deferred"] == [], "the run left drawing undone"
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
-def test_a_diagram_drawn_before_is_drawn_at_once_without_a_worker(monkeypatch):
-    later = []
-    original = diagram.diagram_svg_later
-    monkeypatch.setattr(
-        diagram, "diagram_svg_later", lambda dot: later.append(dot) or original(dot)
-    )
+def test_a_diagram_drawn_before_is_not_drawn_by_dot_again(monkeypatch):
+    diagram.diagram_svg.cache_clear()
+    drawn = []
+    original = report.architecture_svg
+    monkeypatch.setattr(report, "architecture_svg", lambda dot: drawn.append(dot) or original(dot))
     first = open_app({"rate_rps": "2468"})
-    assert len(later) == 1, f"a new diagram went to the worker {len(later)} times"
+    assert len(drawn) == 1, f"a new diagram went to dot {len(drawn)} times"
     second = open_app({"rate_rps": "2468"})  # another visitor, the same lab
-    assert len(later) == 1, "a diagram drawn before waited for a worker again"
+    assert len(drawn) == 1, "a diagram drawn before went to dot again"
     assert _diagrams(second) == _diagrams(first), "the second visitor saw another diagram"
 
 

@@ -9,13 +9,15 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
 
 from sdlab_ui.diagram import DIAGRAM_OPENING
+from sdlab_ui.lab.headline import SUMMARY_CLASS
 
 RUN_TIMEOUT_S = 120
 
 
-def _elements_of_first_run(url: str, query: str = "") -> list[tuple[str, str]]:
-    """(element type, label) of every element the Lab's first run sends, in the order sent (a
-    Markdown element's label is its text)."""
+def _elements_of_first_run(url: str, query: str = "") -> list[tuple[str, str, int]]:
+    """(element type, label, root container) of every element the Lab's first run sends, in the
+    order sent (a Markdown element's label is its text; the root container is 0 for the page,
+    1 for the sidebar)."""
     host = urlparse(url).netloc
     with connect(
         f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=url, max_size=None
@@ -23,7 +25,7 @@ def _elements_of_first_run(url: str, query: str = "") -> list[tuple[str, str]]:
         request = BackMsg()
         request.rerun_script.query_string = query
         socket.send(request.SerializeToString())
-        sent: list[tuple[str, str]] = []
+        sent: list[tuple[str, str, int]] = []
         while True:
             reply = ForwardMsg()
             reply.ParseFromString(socket.recv(timeout=RUN_TIMEOUT_S))
@@ -34,36 +36,23 @@ def _elements_of_first_run(url: str, query: str = "") -> list[tuple[str, str]]:
                 element = reply.delta.new_element
                 element_type = element.WhichOneof("type")
                 proto = getattr(element, element_type)
-                sent.append((element_type, getattr(proto, "label", getattr(proto, "body", ""))))
+                label = getattr(proto, "label", getattr(proto, "body", ""))
+                sent.append((element_type, label, reply.metadata.delta_path[0]))
 
 
-def test_the_headline_p99_is_sent_before_the_sidebar(server_url):
-    """The page runs before the shared sidebar, so a rerun's new p99 reaches the visitor before
-    the sidebar's widgets are redrawn; the sidebar is still drawn in the same run."""
-    sent = _elements_of_first_run(server_url)
-    kinds = [kind for kind, _ in sent]
-    headline = next((i for i, (kind, text) in enumerate(sent) if 'data-label="p99"' in text), None)
-    assert headline is not None, f"no headline p99 metric among {kinds}"
-    sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
-    assert len(sliders) >= 5, f"the sidebar's sliders were not drawn: {kinds}"
-    assert headline < sliders[0], (
-        f"the headline p99 is element {headline}, after the first sidebar slider ({sliders[0]})"
-    )
-
-
-def test_the_diagram_is_sent_after_the_sidebar_so_dot_does_not_hold_it_up(server_url):
-    """Graphviz draws the Lab's diagram in a worker thread while the rest of the page and the
-    sidebar are sent; the diagram follows, into the place kept for it. (A rate no other test
-    uses: a diagram drawn before is drawn at once.)"""
+def test_the_summary_line_is_the_sidebars_first_element_and_the_diagram_is_drawn(server_url):
+    """The Lab's summary line (its p99 against the target) opens the sidebar, and the same run
+    draws the server's diagram (a rate no other test uses: no diagram drawn before)."""
     sent = _elements_of_first_run(server_url, "rate_rps=1357.9")
-    kinds = [kind for kind, _ in sent]
-    diagrams = (i for i, (_, text) in enumerate(sent) if text.startswith(DIAGRAM_OPENING))
-    diagram = next(diagrams, None)
-    assert diagram is not None, f"no server-drawn diagram among {kinds}"
-    sliders = [i for i, kind in enumerate(kinds) if kind == "slider"]
-    assert sliders and diagram > sliders[-1], (
-        f"the diagram is element {diagram}, before the sidebar's last slider ({sliders[-1:]})"
+    sidebar = [(kind, text) for kind, text, root in sent if root == 1]
+    assert len([kind for kind, _ in sidebar if kind == "slider"]) >= 5, (
+        f"the sidebar's sliders were not drawn: {sidebar}"
     )
+    assert sidebar[0][0] == "markdown" and SUMMARY_CLASS in sidebar[0][1], (
+        f"the sidebar opens with {sidebar[0]}, not the summary line"
+    )
+    diagrams = [text for kind, text, root in sent if root == 0 and text.startswith(DIAGRAM_OPENING)]
+    assert len(diagrams) == 1 and "1.36k req/s" in diagrams[0], "no diagram of this lab was drawn"
 
 
 def _run(socket, request: BackMsg) -> tuple[list[tuple[str, str, str, str]], ForwardMsg]:
