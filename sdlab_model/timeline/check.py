@@ -27,7 +27,7 @@ flight at that instant, which the per-replica queues here do not share.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,6 +168,25 @@ def simulate_timeline(
     streams, drawn in time order. (A larger ``max_requests`` is for offline reports: memory
     grows by 8 bytes a request, time in proportion.) ``between_chunks(done,
     total)`` is called after each chunk, with the requests served so far and in all."""
+    steps = timeline_check_steps(result, seed, chunk_requests, max_requests)
+    while True:
+        try:
+            done, total = next(steps)
+        except StopIteration as finished:
+            return finished.value
+        if between_chunks is not None:
+            between_chunks(done, total)
+
+
+def timeline_check_steps(
+    result: TimelineResult,
+    seed: int = 0,
+    chunk_requests: int = CHUNK_REQUESTS,
+    max_requests: int | None = None,
+) -> Generator[tuple[int, int], None, TimelineCheck]:
+    """``simulate_timeline`` a chunk at a time: yields (requests served so far, in all) after
+    each chunk and returns the check, so that a caller can pause between chunks (the app's
+    simulation worker keeps it paused while another visitor's turn runs)."""
     inputs = result.inputs
     workload = inputs.workload
     note = coverage_note(workload)
@@ -188,8 +207,7 @@ def simulate_timeline(
         minutes = np.floor(chunk / bucket_s + 1e-9).astype(np.int64)
         per_minute += np.bincount(minutes, minlength=n_minutes)[:n_minutes]
         queue.serve(chunk, first, horizon_s, latency_ms)
-        if between_chunks is not None:
-            between_chunks(first + chunk.size, arrivals.total)
+        yield first + chunk.size, arrivals.total
     simulated = np.full(n_minutes, np.nan)
     bounds = np.r_[0, np.cumsum(per_minute)]
     for minute in range(span.minutes):

@@ -7,7 +7,7 @@ import streamlit as st
 
 from sdlab_ui import cache, state
 from sdlab_ui.figures import ERROR_FLAG_PCT
-from sdlab_ui.server import runs
+from sdlab_ui.server import runs, worker
 
 _VERIFIED_KEY = "sdlab.verified_grid"
 
@@ -28,7 +28,14 @@ def simulation_check(lab: state.LabState) -> None:
         "simulated p99's 95% interval, from five consecutive batches of its run (batch means; "
         "on the narrow side near capacity, where batches are correlated)."
     )
-    if st.session_state.get(_VERIFIED_KEY) != key:
+    figures = None
+    if st.session_state.get(_VERIFIED_KEY) == key:
+        try:
+            figures = cache.verification_figures(lab.workload, lab.model)
+        except worker.WorkerStopped:
+            st.session_state.pop(_VERIFIED_KEY, None)
+            st.warning(worker.STOPPED_TEXT)
+    if figures is None:
         st.button(
             "Verify with simulation",
             key="heatmap.verify",
@@ -37,7 +44,7 @@ def simulation_check(lab: state.LabState) -> None:
             type="primary",
         )
         return
-    analytic, errors = cache.verification_figures(lab.workload, lab.model)
+    analytic, errors = figures
     left, right = st.columns(2)
     with left:
         st.markdown("**Model p99 on the simulated cells**")

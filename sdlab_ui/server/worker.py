@@ -10,25 +10,30 @@ waits only for a core.
 One worker, started on first use and stopped after ``IDLE_S`` without work (its memory is the
 server's only while it is needed). Calls are pickled (function, arguments) over its stdin and
 the (ok, result) back over its stdout; a call goes to a module-level function of ``sdlab_model``.
-This module imports only the standard library: it is also the child's main
-(``python -m sdlab_ui.server.worker``).
+Long work that must let others take turns runs as a job (``run_steps``): a generator the worker
+keeps paused between its steps while other calls run. This module imports only the standard
+library: it is also the child's main (``python -m sdlab_ui.server.worker``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import pickle
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 IDLE_S = 20.0
-"""How long the worker waits for more work before it exits."""
+"""How long the worker waits for more work before it exits (while it keeps no paused job)."""
+
+ABANDONED_S = 600.0
+"""How long a worker keeping paused jobs waits for more work before it exits all the same."""
 
 NICENESS = 5
 """The worker's CPU priority, below the server's: on a contended core visitors' reruns get the
@@ -41,6 +46,13 @@ Result = TypeVar("Result")
 
 class WorkerStopped(RuntimeError):
     """The worker process ended in the middle of a call (killed, out of memory)."""
+
+
+STOPPED_TEXT = (
+    "The simulation stopped before it finished: the server's simulation process ended (it may "
+    "have run short of memory). Nothing is lost; press the button to run it again."
+)
+"""What a page says when ``WorkerStopped`` cuts its simulation short."""
 
 
 def _write_frame(stream: BinaryIO, payload: bytes) -> None:
@@ -65,6 +77,7 @@ class Worker:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._last_used = time.monotonic()
+        self._open_jobs = 0
 
     @property
     def running(self) -> bool:
@@ -93,6 +106,40 @@ class Worker:
         if not ok:
             raise value
         return value
+
+    def run_steps(
+        self,
+        function: Callable[..., Generator[Any, None, Result]],
+        *args: Any,
+        between: Callable[[Any], None] | None = None,
+        **kwargs: Any,
+    ) -> Result:
+        """Run the generator ``function(*args, **kwargs)`` in the worker a step at a time and
+        return what it returns. ``between(value)`` is called here with each value it yields,
+        while the worker is free for other calls (a turn in the budget's lane, say); the
+        generator waits, paused in the worker, until the next step is asked for."""
+        with self._lock:
+            self._open_jobs += 1
+        job = None
+        try:
+            job = self.call(_start_job, function, *args, **kwargs)
+            while True:
+                try:
+                    finished, value = self.call(_step_job, job)
+                except LookupError as lost:  # the worker restarted between two steps
+                    job = None
+                    raise WorkerStopped("the simulation worker restarted during the job") from lost
+                if finished:
+                    job = None
+                    return value
+                if between is not None:
+                    between(value)
+        finally:
+            with self._lock:
+                self._open_jobs -= 1
+            if job is not None and self.running:  # abandoned (an error, a visitor gone)
+                with contextlib.suppress(WorkerStopped, OSError):
+                    self.call(_drop_job, job)
 
     def stop(self) -> None:
         with self._lock:
@@ -136,7 +183,8 @@ class Worker:
             with self._lock:
                 if self._process is not process:
                     return
-                if time.monotonic() - self._last_used >= self.idle_s:
+                idle_s = time.monotonic() - self._last_used
+                if idle_s >= (ABANDONED_S if self._open_jobs else self.idle_s):
                     self._stop()
                     return
 
@@ -147,6 +195,51 @@ WORKER = Worker()
 def call(function: Callable[..., Result], *args: Any, **kwargs: Any) -> Result:
     """``function(*args, **kwargs)`` in the server's simulation worker."""
     return WORKER.call(function, *args, **kwargs)
+
+
+def run_steps(
+    function: Callable[..., Generator[Any, None, Result]],
+    *args: Any,
+    between: Callable[[Any], None] | None = None,
+    **kwargs: Any,
+) -> Result:
+    """``Worker.run_steps`` in the server's simulation worker."""
+    return WORKER.run_steps(function, *args, between=between, **kwargs)
+
+
+_JOBS: dict[int, Iterator[Any]] = {}
+"""In the worker: the paused jobs, by number."""
+_JOB_NUMBERS = itertools.count()
+
+
+def _start_job(function: Callable[..., Iterator[Any]], *args: Any, **kwargs: Any) -> int:
+    job = next(_JOB_NUMBERS)
+    _JOBS[job] = function(*args, **kwargs)
+    return job
+
+
+def _step_job(job: int) -> tuple[bool, Any]:
+    """(False, the value yielded) after one more step of ``job``, or (True, what it returned)."""
+    steps = _JOBS.get(job)
+    if steps is None:
+        raise LookupError(f"this worker keeps no job {job}")
+    try:
+        return False, next(steps)
+    except StopIteration as finished:
+        del _JOBS[job]
+        return True, finished.value
+    except BaseException:
+        del _JOBS[job]
+        raise
+
+
+def _drop_job(job: int) -> None:
+    _JOBS.pop(job, None)
+
+
+def _kept_jobs() -> int:
+    """How many paused jobs this worker keeps (tests ask)."""
+    return len(_JOBS)
 
 
 def _serve() -> None:

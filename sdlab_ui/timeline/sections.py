@@ -26,7 +26,7 @@ from sdlab_model.timeline.autoscalers import (
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR
-from sdlab_ui.server import budget, runs
+from sdlab_ui.server import budget, runs, worker
 from sdlab_ui.text import money, ms_text
 
 MAX_CHART_POINTS = 1_500
@@ -236,13 +236,22 @@ def ramp_story(result: TimelineResult) -> str:
 @shared_cache(maxsize=8)
 def _cached_check(inputs: TimelineInputs, seed: int):
     """The simulator check of ``inputs``' autoscaled timeline, kept outside Streamlit's caches:
-    any visitor's ``clear_cache`` message empties those, and this is the page's costliest result."""
-    from sdlab_model.timeline.check import simulate_timeline
+    any visitor's ``clear_cache`` message empties those, and this is the page's costliest result.
+
+    In the simulation worker (``server/worker.py``), a chunk at a time, the heavy lane's turns
+    taken between chunks: its memory (a chunk's arrays and 8 bytes a simulated request, ~70 MB
+    at most) is the worker's, given back when the worker exits, and its compiled loops run at
+    the worker's lower priority."""
+    from sdlab_model.timeline import check
 
     result = _cached_run(inputs, False)
     with budget.slot(budget.HEAVY):
-        return simulate_timeline(
-            result, seed, between_chunks=lambda done, total: budget.take_turns(done / total)
+        return worker.run_steps(
+            check.timeline_check_steps,
+            result,
+            seed,
+            max_requests=check.MAX_SIMULATED_REQUESTS,  # the page's span, read here
+            between=lambda progress: budget.take_turns(progress[0] / progress[1]),
         )
 
 
@@ -285,7 +294,12 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
         )
         return
     bar = st.progress(0.0, text=f"Simulating {span.expected_requests:,.0f} requests…")
-    check = _cached_check(inputs, 0)
+    try:
+        check = _cached_check(inputs, 0)
+    except worker.WorkerStopped:
+        bar.empty()
+        st.warning(worker.STOPPED_TEXT)
+        return
     bar.progress(1.0, text="Done.")
     bar.empty()
     if not span.whole:

@@ -73,6 +73,66 @@ def test_verify_rows_in_the_worker_are_the_full_grids_rows(child):
     assert np.array_equal(np.concatenate([ci for _, ci in rows]), bounds)
 
 
+def test_a_job_runs_a_step_at_a_time_with_other_calls_between_its_steps(child):
+    seen = []
+
+    def between(value):
+        seen.append((value, child.call(divmod, 9, 2)))  # the worker is free between steps
+
+    assert child.run_steps(iter, range(3), between=between) is None
+    assert seen == [(0, (4, 1)), (1, (4, 1)), (2, (4, 1))]
+    assert child.call(worker._kept_jobs) == 0, "a finished job is still kept"
+
+
+def test_an_abandoned_job_is_dropped_from_the_worker(child):
+    def leave(value):
+        raise KeyboardInterrupt  # a visitor gone in the middle (Streamlit stops the run)
+
+    with pytest.raises(KeyboardInterrupt):
+        child.run_steps(iter, range(5), between=leave)
+    assert child.call(worker._kept_jobs) == 0, "the abandoned job is still kept"
+
+
+def test_a_job_whose_worker_was_killed_between_steps_fails_with_worker_stopped(child):
+    with pytest.raises(worker.WorkerStopped):
+        child.run_steps(iter, range(3), between=lambda value: os.kill(child.pid, signal.SIGKILL))
+    assert child.call(divmod, 5, 2) == (2, 1), "no new worker after the killed one"
+
+
+def test_a_worker_keeping_a_paused_job_does_not_exit_idle():
+    process = worker.Worker(idle_s=0.2)
+    pids = []
+
+    def pause(value):
+        pids.append(process.pid)
+        time.sleep(1.0)  # five idle times, the job paused in the worker
+
+    try:
+        assert process.run_steps(iter, range(2), between=pause) is None
+        assert pids[0] == pids[1] and pids[0] is not None, "the worker exited mid-job"
+    finally:
+        process.stop()
+
+
+def test_the_timeline_check_run_in_steps_in_the_worker_is_the_in_process_check(child):
+    from sdlab_model.timeline import AutoscalerConfig, TimelineInputs, TrafficShape, run_timeline
+    from sdlab_model.timeline.check import simulate_timeline, timeline_check_steps
+
+    inputs = TimelineInputs(
+        workload=Workload(rate_rps=800, replicas=4),
+        traffic=TrafficShape(kind="spike", base_rate_rps=800, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=2, max_replicas=40),
+        duration_s=180,
+    )
+    result = run_timeline(inputs)
+    progress = []
+    stepped = child.run_steps(timeline_check_steps, result, 5, 20_000, between=progress.append)
+    here = simulate_timeline(result, seed=5, chunk_requests=20_000)
+    assert len(progress) > 3 and progress[-1][0] == progress[-1][1] == here.requests
+    assert np.array_equal(stepped.simulated_p99_ms, here.simulated_p99_ms, equal_nan=True)
+    assert stepped.simulated_requests_over == here.simulated_requests_over
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
