@@ -9,8 +9,7 @@ the script run itself, timed around Streamlit's ``ScriptRunner._run_script`` (wh
 thread spends on the rerun: widgets, model calls, caches, serialising every element), both as
 wall time and as the CPU time of that thread. On a busy shared machine the wall time also counts
 time the thread waited for a core; the thread's CPU time counts only its own work, so the verdict
-uses it, adding the CPU of work the run hands to a worker thread (the Lab's diagram, drawn
-while the rest of the page is). AppTest's polling and parsing of the result, which a real
+uses it. AppTest's polling and parsing of the result, which a real
 server does not do, are left out, but the wall time of ``AppTest.run`` is printed too. Scripts
 are compiled once, as a server does (AppTest alone would compile the entrypoint and the page
 again on every run). The bare page draws the same sidebar, card buttons, walkthrough button,
@@ -42,8 +41,6 @@ sys.path.insert(0, str(ROOT))
 
 from script_timing import (  # noqa: E402
     SCRIPT_SECONDS,
-    WORKER_SECONDS,
-    count_worker_cpu,
     quiet_bare_mode_warnings,
     share_script_cache,
     time_script_runs,
@@ -54,7 +51,6 @@ quiet_bare_mode_warnings()  # before sdlab_ui's cached functions are made
 
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
 from sdlab_model.queues import kernels  # noqa: E402
-from sdlab_ui import diagram  # noqa: E402
 
 _BARE_APP = f"""
 import sys
@@ -93,13 +89,12 @@ _MEASURES = ("server CPU", "server wall", "AppTest wall")
 def _timed_run(app: AppTest) -> tuple[float, float, float]:
     """(server CPU, server wall, AppTest wall) seconds of one rerun."""
     SCRIPT_SECONDS.clear()
-    WORKER_SECONDS.clear()
     started = time.perf_counter()
     app.run(timeout=300)
     wall = time.perf_counter() - started
     if app.exception:
         raise SystemExit(f"the app raised: {[e.message for e in app.exception]}")
-    cpu = sum(t[0] for t in SCRIPT_SECONDS) + sum(WORKER_SECONDS)
+    cpu = sum(t[0] for t in SCRIPT_SECONDS)
     return (cpu, sum(t[1] for t in SCRIPT_SECONDS), wall)
 
 
@@ -128,7 +123,6 @@ def main() -> None:
     args = parser.parse_args()
     time_script_runs()
     share_script_cache()
-    count_worker_cpu(diagram._DIAGRAM_WORKERS)
 
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "bare_lab.py"

@@ -12,8 +12,6 @@ import time
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
 SCRIPT_SECONDS: list[tuple[float, float]] = []
-WORKER_SECONDS: list[float] = []
-"""Thread CPU of work a script run handed to a worker thread (``count_worker_cpu``)."""
 
 
 def quiet_bare_mode_warnings() -> None:
@@ -63,21 +61,3 @@ def share_script_cache() -> None:
 
     shared = ScriptCache()
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
-
-
-def count_worker_cpu(executor) -> None:
-    """Record in ``WORKER_SECONDS`` the thread CPU of everything ``executor`` runs: work a page
-    hands to a worker thread (the Lab's diagram) is the rerun's cost too."""
-    original = executor.submit
-
-    def submit(function, *args, **kwargs):
-        def timed(*inner_args, **inner_kwargs):
-            started = time.thread_time()
-            try:
-                return function(*inner_args, **inner_kwargs)
-            finally:
-                WORKER_SECONDS.append(time.thread_time() - started)
-
-        return original(timed, *args, **kwargs)
-
-    executor.submit = submit
