@@ -85,6 +85,18 @@ class LeafLatency:
             return math.inf
         return body + self.splice_tail * self.splice_ms * alpha / (alpha - 1.0)
 
+    def scaled(self, factor: float) -> LeafLatency:
+        """The same shape with every latency ``factor`` times longer."""
+        if not factor > 0.0:
+            raise ValueError(f"scale factor must be positive, got {factor}")
+        return LeafLatency(
+            median_ms=self.median_ms * factor,
+            sigma=self.sigma,
+            splice_ms=self.splice_ms * factor,
+            splice_tail=self.splice_tail,
+            tail_index=self.tail_index,
+        )
+
     def sample(self, rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
         """Independent draws: a lognormal draw past the splice is redrawn from the Pareto tail.
 

@@ -51,3 +51,11 @@ def test_fit_refuses_quantiles_out_of_order():
         fit_leaf(1.0, 10.0, 5.0)
     with pytest.raises(ValueError, match="tail probability"):
         fit_leaf(1.0, 5.0, 10.0).isf(0.0)
+
+
+def test_scaled_leaf_is_every_quantile_times_the_factor():
+    leaf = fit_leaf(1.0, 5.0, 10.0)
+    slower = leaf.scaled(1.5)
+    for q in (0.1, 0.5, 0.95, 0.99, 0.9999):
+        assert slower.quantile(q) == pytest.approx(1.5 * leaf.quantile(q), rel=1e-12)
+    assert slower.mean() == pytest.approx(1.5 * leaf.mean())
