@@ -14,12 +14,16 @@
 
 Source: J. Dean, L. A. Barroso, "The Tail at Scale", CACM 56(2), 74-80, 2013.
 
-    PYTHONPATH=. python scripts/tail_at_scale.py [--requests 200000] [--seed 1]
+    python3 scripts/tail_at_scale.py [--requests 200000] [--seed 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdlab_model.tail import (
     fanout_quantiles,
@@ -157,8 +161,9 @@ def feedback() -> None:
     for base in BASE_UTILIZATIONS:
         loaded = hedge_under_load(leaf, delay, ASSUMED_FANOUT, base)
         after = f"{loaded.utilization:.3f}" if loaded.stable else "≥ 1: no steady state"
+        share = f"{loaded.hedged_share:.1%}" if loaded.stable else "runs away"
         print(
-            f"| {base:g} | {after} | {loaded.scale:.3f} | {loaded.hedged_share:.1%} | "
+            f"| {base:g} | {after} | {loaded.scale:.3f} | {share} | "
             f"{loaded.unhedged[0.999]:.1f} | {loaded.hedged_unloaded[0.999]:.1f} | "
             f"{loaded.hedged_loaded[0.999]:.1f} |"
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,6 @@ def test_script_prints_the_papers_figures_beside_the_models():
     result = subprocess.run(
         [sys.executable, "scripts/tail_at_scale.py", "--requests", "2000", "--seed", "5"],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=300,
