@@ -12,10 +12,9 @@ second copy goes to another replica, unloaded by the first), a hedged leaf answe
 
 The extra work counts what the copies keep their leaves busy for, taking a copy's latency as
 its work and a cancellation as instant: ``T`` for the first copy, ``(T - d)+`` for the second,
-against ``X1`` unhedged. Cancelling the first copy when the second wins saves work, so the
-extra work can be smaller than the share hedged, and is where latency is queueing rather than
-service (a queued copy cancelled costs nothing); the share hedged is the copies sent, the
-bound where cancellation saves nothing.
+against ``X1`` unhedged. Cancelling a slow first copy when the second wins saves work, so with a
+heavy tail the extra work can be below the share hedged, even negative; the share hedged (the
+copies sent) is the load where cancellation saves nothing.
 """
 
 from __future__ import annotations
