@@ -28,6 +28,13 @@ from sdlab_model.scenarios import SCENARIO_BY_ID, SCENARIOS, WALKTHROUGH, Scenar
 from sdlab_model.simulation.converged import ConvergedSim, simulate_converged
 from sdlab_model.simulation.simulator import SimResult, simulate, simulate_grid
 from sdlab_model.sources import FORMULAS, SOURCES, TEACHING_ASSUMPTIONS, TRADEOFFS
+from sdlab_model.tail import (
+    fanout_quantiles,
+    fit_leaf,
+    hedge,
+    simulate_tail,
+    slow_request_probability,
+)
 from sdlab_model.timeline import run_timeline
 from sdlab_model.timeline.canary import plan_rollout
 from sdlab_model.workload import Workload
@@ -70,6 +77,9 @@ __all__ = [
     "advise",
     "compute_axes_grid",
     "evaluate",
+    "fanout_quantiles",
+    "fit_leaf",
+    "hedge",
     "latency",
     "llm_latency",
     "min_replicas_for_target",
@@ -81,5 +91,7 @@ __all__ = [
     "simulate_converged",
     "simulate_grid",
     "simulate_llm",
+    "simulate_tail",
+    "slow_request_probability",
     "to_dot",
 ]

@@ -1,0 +1,36 @@
+"""The tail at scale: fan-out to many leaves, and hedged requests against the slow ones.
+
+After J. Dean and L. A. Barroso, "The Tail at Scale", Communications of the ACM 56(2), 74-80,
+2013. Leaves are independent and alike throughout (the paper's arithmetic assumes the same).
+
+- ``leaf``: ``fit_leaf``, a leaf's latency fitted to its p50, p95 and p99 (a lognormal body with
+  a Pareto tail above the p95).
+- ``fanout``: ``slow_request_probability`` (``1 - (1 - p)^N``) and ``fanout_quantiles``, the
+  request's quantiles waiting for all N leaves or for a share of them (order statistics).
+- ``hedging``: ``hedge``, a second copy after a delay, first answer wins: the share hedged, the
+  extra work and the leaf's and the fanned-out request's tail before and after.
+- ``load``: ``hedge_under_load``, the hedges' extra requests slowing the leaves (an M/M/1-like
+  scaling, stated there), solved as a fixed point.
+- ``simulate``: ``simulate_tail``, a seeded Monte Carlo of the same, with 95% intervals.
+"""
+
+from sdlab_model.tail.fanout import fanout_quantiles, slow_request_probability
+from sdlab_model.tail.hedging import HedgedLeaf, HedgeOutcome, hedge
+from sdlab_model.tail.leaf import LeafLatency, fit_leaf
+from sdlab_model.tail.load import LoadedHedge, hedge_under_load
+from sdlab_model.tail.simulate import SimQuantile, TailSim, simulate_tail
+
+__all__ = [
+    "HedgeOutcome",
+    "HedgedLeaf",
+    "LeafLatency",
+    "LoadedHedge",
+    "SimQuantile",
+    "TailSim",
+    "fanout_quantiles",
+    "fit_leaf",
+    "hedge",
+    "hedge_under_load",
+    "simulate_tail",
+    "slow_request_probability",
+]
