@@ -35,7 +35,9 @@ of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked pr
 Unstable is ∞ with ``is_stable=False``. ``approximate`` marks where the checks against
 ``simulate_llm`` (tuned on one grid, reported on another: ``scripts/llm_accuracy.py``,
 docs/llm_model.md) found this model more than 15% off: loads near a limit (the loop gain
-dE[iteration]/dT above ``APPROXIMATE_LOOP_GAIN``), slots nearly full, very short outputs.
+dE[iteration]/dT above ``APPROXIMATE_LOOP_GAIN``), slots nearly full (or a KV cache that sets
+them past ``APPROXIMATE_KV_SLOT_LOAD``: preemptions), very short outputs, and
+length spreads wider than the grids checked (``APPROXIMATE_PROMPT_CV``, ``APPROXIMATE_OUTPUT_CV``).
 """
 
 from __future__ import annotations
@@ -61,8 +63,19 @@ simulator but one (15.2%), and most above it were not (p99s too low under load: 
 misses how bursts of prompts line up)."""
 APPROXIMATE_SLOT_LOAD = 0.8
 """Share of the running slots in use above which the estimate is flagged approximate."""
+APPROXIMATE_KV_SLOT_LOAD = 0.4
+"""Share of the slots in use above which the estimate is flagged approximate where the KV cache,
+not the running-sequence cap, sets the slots: beyond it the engine starts preempting (recompute),
+which this model leaves out (Llama 3.1 70B, TP 4, 33k KV tokens: TTFT p99 13% low at 40%, 63%
+low at 52%; docs/llm_model.md)."""
 APPROXIMATE_SHORT_OUTPUT = 4.0
 """Mean output tokens below which TPOT (a mean over few iterations) is flagged approximate."""
+APPROXIMATE_PROMPT_CV = 0.5
+"""Prompt spread (cv) above which estimates are flagged approximate: the tuning grid's spread.
+Wider, the model's p99s fall short of the simulator's as the spread and the prompts grow (cv 0.7
+with 3,000-token prompts at 30% load: TPOT 19% low; docs/llm_model.md)."""
+APPROXIMATE_OUTPUT_CV = 1.0
+"""Output spread (cv) above which estimates are flagged approximate: the widest any grid checked."""
 QUANTILES = (0.50, 0.95, 0.99)
 _PERIOD_BISECTIONS = 24
 """Halvings of a bracket one scan step wide: T to a few parts in ten million."""
@@ -612,7 +625,9 @@ def llm_grid(
     n = state.running
     decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * state.context
     short = np.array([w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT for w in workloads])
+    short |= np.array([_unchecked_spread(w) for w in workloads], dtype=bool)  # or too wide
     approximate = (gain > APPROXIMATE_LOOP_GAIN) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
+    approximate |= (kv_slots < slot_cap) & (slot_load > APPROXIMATE_KV_SLOT_LOAD)
     return _Grid(
         ttft_ms=np.where(stable[:, None], ttft.quantiles(quantiles), np.inf),
         tpot_ms=np.where(stable[:, None], tpot.quantiles(quantiles), np.inf),
@@ -633,6 +648,11 @@ def llm_grid(
         prefill_ms=np.where(stable, own_mean, np.inf),
         kv_in_use=np.where(stable, slot_load * np.maximum(np.floor(slots), 1.0) * per_slot, np.inf),
     )
+
+
+def _unchecked_spread(w: LlmWorkload) -> bool:
+    """Whether the lengths spread wider than the accuracy checks covered."""
+    return w.prompt_tokens_cv > APPROXIMATE_PROMPT_CV or w.output_tokens_cv > APPROXIMATE_OUTPUT_CV
 
 
 def _binding(grid: _Grid, index: int) -> str:
