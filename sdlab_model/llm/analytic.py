@@ -21,6 +21,9 @@ of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked pr
   W + own prefill, P / c iterations of t(N + c) (c the chunk, with the prompts sharing it).
   The budget's own limit is ρ = λ E[P] t_full / (B − N), t_full a full iteration: ρ ≥ 1 is
   unstable.
+- Prefix cache. A share s of each prompt's tokens comes from a prefix cache: prefill work is
+  (1 − s) P tokens, each attending to the cached prefix too, while the KV cache holds all P
+  (``_prefill``; the simulator starts each prompt s P tokens in).
 - Slots. At most C = min(max running sequences, KV tokens / tokens a running sequence holds)
   run; requests wait for a slot too (Erlang C, M/M/C, on the residence time); offered load ≥ C
   is unstable.
@@ -176,6 +179,15 @@ def _nodes(mean: float, cv: float, cap: int) -> np.ndarray:
     return length_nodes(mean, cv, cap)
 
 
+def _prefill(cells) -> tuple[np.ndarray, np.ndarray]:
+    """Prefill work per prompt node, (1 − hit share) × P tokens computed (the rest comes from the
+    prefix cache, yet stays in the KV cache), and the mean attention position of a computed
+    token, (1 + share) E[P²] / (2 E[P]): it attends to the cached prefix before it."""
+    prompt, fresh = cells[5], cells[7]
+    position = (2.0 - fresh) * ((prompt * prompt) @ NODE_WEIGHTS) / (2.0 * (prompt @ NODE_WEIGHTS))
+    return prompt * fresh[:, None], position
+
+
 def _replica_key(w: LlmWorkload) -> tuple:
     return (
         w.model_id,
@@ -189,8 +201,10 @@ def _replica_key(w: LlmWorkload) -> tuple:
 
 
 def _cells(workloads, efficiency):
-    """The per-workload inputs as arrays with the workloads along axis 0."""
+    """The per-workload inputs as arrays with the workloads along axis 0: cost, budget, slots,
+    KV tokens, rate, prompt and output nodes, and the share of prompt tokens computed."""
     costs, budgets, slots, kv_tokens, rates, prompts, outputs = [], [], [], [], [], [], []
+    fresh = [1.0 - w.prefix_cache_hit_share for w in workloads]
     for w in workloads:
         cost, tokens, cap = _replica(_replica_key(w), efficiency)
         costs.append(cost)
@@ -208,6 +222,7 @@ def _cells(workloads, efficiency):
         np.array(rates),
         np.array(prompts),
         np.array(outputs),
+        np.array(fresh),
     )
 
 
@@ -240,7 +255,9 @@ def _state(cells, period: np.ndarray) -> _State:
     carrying k prompts (k Poisson with mean λT: the prompts that arrived during the previous
     iteration): with the decodes, k·E[P] tokens (capped at the budget left), one roofline each.
     ``next_period`` is E[iteration time], the T this state implies."""
-    cost, budget, _, _, rate, prompt, output = cells
+    cost, budget, _, _, rate, prompt, output, _ = cells
+    work, position = _prefill(cells)
+    mean_work = work @ NODE_WEIGHTS
     c = [cost[:, k] for k in range(7)]
     decodes = np.maximum(output - 1.0, 0.0)
     mean_decodes = decodes @ NODE_WEIGHTS
@@ -253,10 +270,9 @@ def _state(cells, period: np.ndarray) -> _State:
     decode_memory = c[2] + c[3] * seen * context
     t_decode = c[6] + np.maximum(decode_compute, decode_memory) + c[4] + c[5] * seen
     k = np.arange(_MAX_PROMPTS + 1, dtype=float)[None, :, None]
-    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
-    spread = (grouped - mean_prompt[:, None])[:, None, :]
-    tokens = np.clip(k * mean_prompt[:, None, None] + np.sqrt(k) * spread, 0.0, free[:, None, None])
-    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    grouped = (work * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
+    spread = (grouped - mean_work[:, None])[:, None, :]
+    tokens = np.clip(k * mean_work[:, None, None] + np.sqrt(k) * spread, 0.0, free[:, None, None])
     compute = decode_compute[:, None, None] + tokens * (
         c[0][:, None, None] + c[1][:, None, None] * position[:, None, None]
     )
@@ -278,19 +294,19 @@ def _state(cells, period: np.ndarray) -> _State:
 
 def _solve_period(cells, limit: np.ndarray):
     """The smallest T with E[iteration time at T] = T and N below ``limit``; stable or not."""
-    _, _, _, _, rate, _, output = cells
+    _, _, _, _, rate, _, output, _ = cells
     low = _state(cells, np.zeros_like(rate)).t_decode
     throughput = rate * (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)
     # With no decoding (one output token each) only the prefill share bounds T.
     high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), np.inf)
     high = np.clip(high, low, low * 1e6)
-    cost, budget, _, _, _, prompt, _ = cells
+    cost, budget, _, _, _, prompt, _, _ = cells
     decodes = np.maximum(output - 1.0, 0.0)
     mean_decodes = decodes @ NODE_WEIGHTS
     mean_prompt = prompt @ NODE_WEIGHTS
     context = mean_prompt + (decodes * output / 2.0) @ NODE_WEIGHTS / np.maximum(mean_decodes, 1e-9)
-    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
-    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    work, position = _prefill(cells)
+    grouped = (work * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
     from sdlab_model.llm import _analytic_kernel
 
     hi, stable = _analytic_kernel.solve_periods(
@@ -298,7 +314,7 @@ def _solve_period(cells, limit: np.ndarray):
         budget,
         rate,
         mean_decodes,
-        mean_prompt,
+        work @ NODE_WEIGHTS,
         position,
         context,
         np.ascontiguousarray(grouped),
@@ -358,10 +374,9 @@ class _Grid:
 
 def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
     """TTFT's pieces: own prefill per prompt node, the prefill queue's load ρ and mean wait."""
-    cost, _, _, _, rate, prompt, _ = cells
+    cost, _, _, _, rate, _, _, _ = cells
+    prompt, position = _prefill(cells)  # the tokens a prompt computes: its work
     mean_prompt = prompt @ NODE_WEIGHTS
-    square_prompt = (prompt * prompt) @ NODE_WEIGHTS
-    position = square_prompt / (2.0 * mean_prompt)
     n, free, context = state.running, state.free, state.context
     decode_pairs = (n + 1.0) * context
     t_full = _time(cost, n + 1.0 + free, decode_pairs + free * position, decode_pairs + free)
@@ -420,7 +435,7 @@ def _tpot_moments(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray):
     The window also takes the prompts that arrived during the request's own prefill (they are
     prefilled in its first decode iterations): it gathers prefill work over O − 1 + S/T
     iterations, S the own prefill's time."""
-    cost, _, _, _, rate, _, output = cells
+    cost, _, _, _, rate, _, output, _ = cells
     times, weights, period = state.t_by_prompts, state.weights, state.period
     iteration_variance = (weights * (times - period[:, None]) ** 2).sum(axis=1)
     # A long iteration gathers more prompts for the next one: lag-one correlation φ, and the
@@ -479,7 +494,7 @@ class _TtftLaw:
 def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndarray):
     """TTFT's law, the prefill loads, the slot queue, whether the cell is stable, and the mean
     wait (for the prefill ahead and for a slot)."""
-    _, _, _, kv_tokens, rate, _, output = cells
+    _, _, _, kv_tokens, rate, _, output, _ = cells
     own_by_others, wait, wait_square, rho, rho_wait = _ttft_parts(cells, state, efficiency)
     count = len(rate)
     own = own_by_others.reshape(count, -1)
@@ -598,7 +613,7 @@ def llm_grid(
     ``with_e2e=False`` skips the end-to-end quantiles (NaN) and their share in goodput, for
     heatmaps that draw TTFT and TPOT only."""
     cells = _cells(workloads, efficiency)
-    cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
+    cost, budget, slot_cap, kv_tokens, rate, _, output, _ = cells
     blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
     per_slot = _state(cells, np.zeros_like(rate)).context + blocks / 2.0
     kv_slots = kv_tokens / per_slot
@@ -639,7 +654,7 @@ def llm_grid(
         wait_load=rho_wait,
         slots=slots,
         kv_from_cache=kv_slots < slot_cap,
-        budget_load=(n + 1.0 + rate * (prompt @ NODE_WEIGHTS) * state.period) / budget,
+        budget_load=(n + 1.0 + rate * (_prefill(cells)[0] @ NODE_WEIGHTS) * state.period) / budget,
         memory_bound=cost[:, 2] + cost[:, 3] * (n + 1.0) * state.context >= decode_compute,
         stable=stable,
         approximate=approximate & stable,

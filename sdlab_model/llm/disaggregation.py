@@ -8,7 +8,8 @@ Each instance is ``tensor_parallel`` GPUs of the base workload's GPU; the deploy
 
 - Prefill instances run the engine of ``analytic`` with one output token per request: their
   TTFT is the deployment's (the first token comes from the prefill instance).
-- The KV cache of a prompt, P × KV bytes per token, then crosses ``kv_link_gb_per_s`` (default
+- The KV cache of a prompt, P × KV bytes per token (its prefix-cache hits included: the decode
+  instance is not assumed to hold them), then crosses ``kv_link_gb_per_s`` (default
   50 GB/s: one 400 Gb/s InfiniBand NDR port, as between machines in Splitwise; within an
   NVLink node it is faster); the decode instance starts when it has arrived.
 - Decode instances only decode: N sequences each, iteration t_d(N + 1), N = λ_d E[O − 1] t_d

@@ -3,7 +3,8 @@
 ``simulate_llm`` draws Poisson arrivals at the replica's rate and lognormal prompt and output
 lengths (one ``SeedSequence`` stream each), serves them through the compiled scheduler of
 ``_engine_kernel`` (vLLM's: token budget, chunked prefill, admission by KV blocks, preemption by
-recompute), and reports TTFT, TPOT and end-to-end percentiles the way vLLM's benchmark does
+recompute; the first ``prefix_cache_hit_share`` of each prompt's tokens, rounded down, from a
+prefix cache), and reports TTFT, TPOT and end-to-end percentiles the way vLLM's benchmark does
 (TPOT over requests with at least two output tokens: (finish − first token) / (output − 1)).
 
 Run length: ``requests`` first; the p99 intervals are batch means over the measured requests
@@ -100,6 +101,10 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
         output_stream, workload.output_tokens_mean, workload.output_tokens_cv, requests, cap
     )
     output = np.minimum(output, cap - prompt)
+    # The last prompt token is always computed: it yields the first output token.
+    cached = np.minimum(
+        np.floor(workload.prefix_cache_hit_share * prompt).astype(np.int64), prompt - 1
+    )
     first_ms = np.full(requests, -1.0)
     finish_ms = np.full(requests, -1.0)
     preempted = np.zeros(requests, dtype=np.int64)
@@ -107,6 +112,7 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
         arrival_ms,
         prompt,
         output,
+        cached,
         workload.max_running_sequences,
         workload.max_batched_tokens,
         capacity.blocks,

@@ -7,6 +7,14 @@ mean; 0 is every request the same length), rounded to whole tokens of at least 1
 model's context. Arrivals are Poisson at ``rate_rps`` over all replicas; a router that picks a
 replica at random gives each replica a Poisson stream at ``rate_rps / replicas``.
 
+A share ``prefix_cache_hit_share`` of each prompt's tokens is served from a prefix cache: vLLM's
+automatic prefix caching lets a request that shares a prefix with an earlier one "skip the
+computation of the shared part" (docs.vllm.ai, features/automatic_prefix_caching, read
+2026-12-02; SGLang's RadixAttention, Zheng et al., arXiv:2312.07104, does the same with a radix
+tree). Those tokens skip prefill compute but still occupy KV cache, counted as if each request
+held its own copy (conservative where running requests share blocks). The default, 0, is traffic
+with no shared prefixes.
+
 Engine knobs follow vLLM's names (``max_num_seqs``, ``max_num_batched_tokens``,
 ``gpu_memory_utilization``, ``block_size``; vLLM engine arguments, docs.vllm.ai, read
 2026-12-02). Defaults: vLLM's for the knobs; a chat assistant for traffic and targets.
@@ -29,6 +37,7 @@ INPUT_RANGES: dict[str, tuple[float, float]] = {
     "prompt_tokens_cv": (0.0, 3.0),
     "output_tokens_mean": (1.0, 32_768.0),
     "output_tokens_cv": (0.0, 3.0),
+    "prefix_cache_hit_share": (0.0, 0.99),
     "max_running_sequences": (1, 4096),
     "max_batched_tokens": (16, 131_072),
     "gpu_memory_utilization": (0.1, 0.99),
@@ -65,6 +74,7 @@ class LlmWorkload:
     prompt_tokens_cv: float = 0.5
     output_tokens_mean: float = 250.0
     output_tokens_cv: float = 0.5
+    prefix_cache_hit_share: float = 0.0
     max_running_sequences: int = 256
     max_batched_tokens: int = 8192
     gpu_memory_utilization: float = 0.9
