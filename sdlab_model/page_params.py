@@ -388,6 +388,15 @@ LLM_INPUTS: tuple[NumericInput, ...] = (
         "The default 0.5 is an assumed chat mix, not fitted to a trace.",
     ),
     _llm(
+        "prefix_cache_hit_share",
+        "Prefix-cache hit share",
+        0.05,
+        decimals=2,
+        help="Share of prompt tokens served from a prefix cache (vLLM's automatic prefix "
+        "caching, SGLang's RadixAttention): they skip prefill compute but still take KV cache. "
+        "0: no shared prefixes.",
+    ),
+    _llm(
         "max_running_sequences",
         "Max running sequences",
         16,

@@ -97,9 +97,10 @@ _ROWS = (
         "max_running_sequences",
         "max_batched_tokens",
     ),
-    ("ttft_p99_target_ms", "tpot_p99_target_ms", "e2e_p99_target_ms"),
+    ("prefix_cache_hit_share", "ttft_p99_target_ms", "tpot_p99_target_ms", "e2e_p99_target_ms"),
 )
-"""The everyday inputs in rows: the deployment and its traffic, lengths and engine, targets."""
+"""The everyday inputs in rows: the deployment and its traffic, lengths and engine, the prefix
+cache's hits and the targets."""
 ADVANCED = tuple(spec.name for spec in LLM_BY_NAME.values() if spec.advanced)
 """The engine's memory knobs, less used: in an expander, in effect whether open or not."""
 

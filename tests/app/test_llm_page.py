@@ -400,6 +400,7 @@ KV_DESIGN = {"llm.model_id": "llama-3.1-70b", "llm.tensor_parallel": "4", "llm.r
 ADDED_INPUTS = {
     "prompt_tokens_cv": ("1.5", {}),
     "output_tokens_cv": ("0", {}),
+    "prefix_cache_hit_share": ("0.6", {}),
     "gpu_memory_utilization": ("0.55", KV_DESIGN),
     "kv_block_tokens": ("256", KV_DESIGN),
     "activation_reserve_gb": ("7", KV_DESIGN),
@@ -464,6 +465,7 @@ def test_the_simulator_check_gets_the_added_inputs():
         "llm.gpu_memory_utilization": "0.55",
         "llm.kv_block_tokens": "32",
         "llm.activation_reserve_gb": "6",
+        "llm.prefix_cache_hit_share": "0.5",
     }
     app = _open(query)
     app.button(key=checks.SIMULATE_KEY).click().run()
