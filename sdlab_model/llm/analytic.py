@@ -121,6 +121,8 @@ class LlmEstimate:
     kv_tokens_in_use: float = math.inf
     """KV cache tokens the admitted sequences hold, on average (each its mean context and half
     a block): the slots in use times what a slot holds."""
+    approximate_because: str = ""
+    """Why the estimate is flagged approximate, in words ("" where it is not)."""
 
     @property
     def ttft_p99_ms(self) -> float:
@@ -670,6 +672,24 @@ def _unchecked_spread(w: LlmWorkload) -> bool:
     return w.prompt_tokens_cv > APPROXIMATE_PROMPT_CV or w.output_tokens_cv > APPROXIMATE_OUTPUT_CV
 
 
+def _approximate_because(grid: _Grid, index: int, w: LlmWorkload) -> str:
+    """The flag's reasons in words, as ``llm_grid`` set it."""
+    if not grid.approximate[index]:
+        return ""
+    reasons = []
+    if grid.loop_gain[index] > APPROXIMATE_LOOP_GAIN:
+        reasons.append("prompts arrive near the rate the engine keeps up with")
+    if grid.slot_load[index] > APPROXIMATE_SLOT_LOAD:
+        reasons.append("the running slots are nearly full")
+    elif grid.kv_from_cache[index] and grid.slot_load[index] > APPROXIMATE_KV_SLOT_LOAD:
+        reasons.append("the KV cache is full enough to preempt sequences")
+    if w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT:
+        reasons.append("outputs are a few tokens long")
+    if _unchecked_spread(w):
+        reasons.append("the lengths spread wider than the checks covered")
+    return "; ".join(reasons)
+
+
 def _binding(grid: _Grid, index: int) -> str:
     slot_name = "KV memory" if grid.kv_from_cache[index] else "running-sequence cap"
     loads = {
@@ -720,6 +740,7 @@ def llm_estimates(
                 mean_wait_ms=float(grid.wait_ms[index]),
                 mean_prefill_ms=float(grid.prefill_ms[index]),
                 kv_tokens_in_use=float(grid.kv_in_use[index]),
+                approximate_because=_approximate_because(grid, index, w),
             )
         )
     return estimates

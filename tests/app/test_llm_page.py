@@ -484,3 +484,11 @@ def test_the_simulator_check_gets_the_added_inputs():
         (result.tpot_p99_ms, simulated.tpot.p99_ms),
     ):
         assert abs(analytic / sim - 1.0) <= 0.15, f"analytic {analytic:.1f} against {sim:.1f} ms"
+
+
+def test_an_approximate_design_says_the_models_reason():
+    app = _open({"llm.prompt_tokens_cv": "1.5"})
+    result = llm_latency(LlmWorkload(prompt_tokens_cv=1.5))
+    assert result.approximate and result.approximate_because, "the design is meant to be flagged"
+    said = [c.value for c in app.caption if c.value.startswith("Approximate:")]
+    assert said and result.approximate_because in said[0], f"not the model's reason: {said}"

@@ -85,6 +85,8 @@ def test_a_wide_prompt_spread_is_flagged_where_the_model_falls_short():
     assert not llm_latency(wide.with_changes(prompt_tokens_cv=APPROXIMATE_PROMPT_CV)).approximate
     long_tail = llm_latency(LlmWorkload(output_tokens_cv=APPROXIMATE_OUTPUT_CV + 0.5))
     assert long_tail.approximate, "an output spread no grid checked is not flagged"
+    for flagged in (estimate, long_tail):
+        assert flagged.approximate_because == "the lengths spread wider than the checks covered"
 
 
 def test_a_kv_cache_that_preempts_is_flagged_where_the_model_falls_short():
@@ -92,5 +94,14 @@ def test_a_kv_cache_that_preempts_is_flagged_where_the_model_falls_short():
     estimate = llm_latency(busy)
     assert estimate.binding == "KV memory" and estimate.slot_load > APPROXIMATE_KV_SLOT_LOAD
     assert estimate.approximate, "a preempting cache is not flagged"
+    assert "preempt" in estimate.approximate_because, estimate.approximate_because
     analytic, simulated = _p99s(busy)
     assert analytic[0] < 0.85 * simulated[0], "the flag's reason is gone: review the threshold"
+
+
+def test_the_flag_says_why_and_is_silent_when_not_raised():
+    assert llm_latency(LlmWorkload()).approximate_because == "", "a reason without a flag"
+    busy = llm_latency(LlmWorkload(rate_rps=16.0))
+    assert busy.approximate and "near the rate" in busy.approximate_because, busy
+    short = llm_latency(LlmWorkload(output_tokens_mean=2.0, output_tokens_cv=0.0))
+    assert "a few tokens" in short.approximate_because, short.approximate_because
