@@ -368,7 +368,15 @@ LLM_CHOICES: tuple[ChoiceInput, ...] = (
 LLM_INPUTS: tuple[NumericInput, ...] = (
     _llm("tensor_parallel", "Tensor parallel", 1, help="GPUs per replica, splitting every layer."),
     _llm("replicas", "Replicas", 1, help="Behind a router that picks a replica at random."),
-    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Poisson arrivals over all replicas."),
+    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Arrivals over all replicas."),
+    _llm(
+        "arrival_cv",
+        "Arrival burstiness (CV)",
+        0.1,
+        decimals=2,
+        help="Coefficient of variation of the gaps between requests, as the Lab's: 1 is a "
+        "Poisson stream, above 1 bursty (Gamma gaps), below 1 smoother than random.",
+    ),
     _llm("prompt_tokens_mean", "Prompt tokens (mean)", 100.0, decimals=0),
     _llm(
         "prompt_tokens_cv",

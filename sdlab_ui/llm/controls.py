@@ -88,7 +88,7 @@ def _draw(name: str, values: dict) -> None:
 
 
 _ROWS = (
-    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps"),
+    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps", "arrival_cv"),
     (
         "prompt_tokens_mean",
         "prompt_tokens_cv",

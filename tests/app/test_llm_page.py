@@ -401,6 +401,7 @@ ADDED_INPUTS = {
     "prompt_tokens_cv": ("1.5", {}),
     "output_tokens_cv": ("0", {}),
     "prefix_cache_hit_share": ("0.6", {}),
+    "arrival_cv": ("2.5", {}),
     "gpu_memory_utilization": ("0.55", KV_DESIGN),
     "kv_block_tokens": ("256", KV_DESIGN),
     "activation_reserve_gb": ("7", KV_DESIGN),
@@ -492,3 +493,16 @@ def test_an_approximate_design_says_the_models_reason():
     assert result.approximate and result.approximate_because, "the design is meant to be flagged"
     said = [c.value for c in app.caption if c.value.startswith("Approximate:")]
     assert said and result.approximate_because in said[0], f"not the model's reason: {said}"
+
+
+def test_the_simulator_check_gets_the_arrivals_burstiness():
+    app = _open({"llm.rate_rps": "6", "llm.arrival_cv": "2"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    bursty = simulate_llm(LlmWorkload(rate_rps=6.0, arrival_cv=2.0), seed=checks.SIMULATION_SEED)
+    poisson = simulate_llm(LlmWorkload(rate_rps=6.0), seed=checks.SIMULATION_SEED)
+    shown = list(app.table[-1].value["Simulated"])
+    assert shown == [ms_text(bursty.ttft.p99_ms), ms_text(bursty.tpot.p99_ms)], f"{shown}"
+    assert bursty.ttft.p99_ms > 1.5 * poisson.ttft.p99_ms, "bursts did not reach the simulator"
+    said = [c.value for c in app.caption if c.value.startswith("Approximate:")]
+    assert said and "arrivals are not Poisson" in said[0], f"no reason given: {said}"

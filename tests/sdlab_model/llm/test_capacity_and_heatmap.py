@@ -58,7 +58,7 @@ def test_period_kernel_matches_the_numpy_state():
         for p in (300.0, 3000.0)
     ]
     cells = analytic._cells(workloads, DEFAULT_EFFICIENCY)
-    cost, budget, _, _, rate, _, output, _ = cells
+    cost, budget, _, _, rate, _, output, _, _ = cells
     work, position = analytic._prefill(cells)
     period = np.array([12.0, 15.0, 20.0, 40.0])
     numpy_state = analytic._state(cells, period)
