@@ -368,9 +368,42 @@ LLM_CHOICES: tuple[ChoiceInput, ...] = (
 LLM_INPUTS: tuple[NumericInput, ...] = (
     _llm("tensor_parallel", "Tensor parallel", 1, help="GPUs per replica, splitting every layer."),
     _llm("replicas", "Replicas", 1, help="Behind a router that picks a replica at random."),
-    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Poisson arrivals over all replicas."),
+    _llm("rate_rps", "Request rate", 0.5, unit="req/s", help="Arrivals over all replicas."),
+    _llm(
+        "arrival_cv",
+        "Arrival burstiness (CV)",
+        0.1,
+        decimals=2,
+        help="Coefficient of variation of the gaps between requests, as the Lab's: 1 is a "
+        "Poisson stream, above 1 bursty (Gamma gaps), below 1 smoother than random.",
+    ),
     _llm("prompt_tokens_mean", "Prompt tokens (mean)", 100.0, decimals=0),
+    _llm(
+        "prompt_tokens_cv",
+        "Prompt tokens (spread, CV)",
+        0.1,
+        decimals=2,
+        help="Standard deviation over mean of a lognormal; 0: every prompt the same length. "
+        "The default 0.5 is an assumed chat mix, not fitted to a trace.",
+    ),
     _llm("output_tokens_mean", "Output tokens (mean)", 50.0, decimals=0),
+    _llm(
+        "output_tokens_cv",
+        "Output tokens (spread, CV)",
+        0.1,
+        decimals=2,
+        help="Standard deviation over mean of a lognormal; 0: every output the same length. "
+        "The default 0.5 is an assumed chat mix, not fitted to a trace.",
+    ),
+    _llm(
+        "prefix_cache_hit_share",
+        "Prefix-cache hit share",
+        0.05,
+        decimals=2,
+        help="Share of prompt tokens served from a prefix cache (vLLM's automatic prefix "
+        "caching, SGLang's RadixAttention): they skip prefill compute but still take KV cache. "
+        "0: no shared prefixes.",
+    ),
     _llm(
         "max_running_sequences",
         "Max running sequences",
@@ -383,6 +416,34 @@ LLM_INPUTS: tuple[NumericInput, ...] = (
         512,
         help="vLLM's max_num_batched_tokens: tokens one iteration carries (decodes and prefill "
         "chunks).",
+    ),
+    _llm(
+        "gpu_memory_utilization",
+        "GPU memory utilization",
+        0.05,
+        decimals=2,
+        advanced=True,
+        help="vLLM's gpu_memory_utilization (default 0.9): the share of each GPU's memory for "
+        "weights, activations and the KV cache.",
+    ),
+    _llm(
+        "kv_block_tokens",
+        "KV block size",
+        16,
+        unit="tokens",
+        advanced=True,
+        help="vLLM's block_size (default 16): the cache is allocated in blocks of this many "
+        "tokens (PagedAttention).",
+    ),
+    _llm(
+        "activation_reserve_gb",
+        "Activation reserve per GPU",
+        0.5,
+        unit="GB",
+        decimals=1,
+        advanced=True,
+        help="Memory kept for activations beside the weights and the cache. The default 2 GB "
+        "is an assumption; vLLM measures it with a profiling run.",
     ),
     _llm(
         "ttft_p99_target_ms",

@@ -18,6 +18,9 @@ to what decides latency:
   ``max_running`` cap and free blocks for their first chunk allow.
 - The iteration's time is the roofline of ``sdlab_model.llm.iteration`` on the tokens, attention
   pairs and KV tokens scheduled (``cost`` holds its seven coefficients in ``as_tuple`` order).
+- A prompt's first ``cached`` tokens come from a prefix cache (vLLM's automatic prefix
+  caching): admitted, the sequence holds KV blocks for them but computes from there on, and a
+  recompute after preemption finds them cached again.
 - A sequence emits a token at the end of the iteration that completes its prefill (its first
   token, unless it is a recompute) and at the end of each decode iteration; it leaves when it
   has emitted ``output`` tokens.
@@ -51,6 +54,7 @@ def _serve(
     arrival_ms: np.ndarray,
     prompt: np.ndarray,
     output: np.ndarray,
+    cached: np.ndarray,
     max_running: int,
     token_budget: int,
     total_blocks: int,
@@ -67,7 +71,7 @@ def _serve(
     and tokens). A deadlock is a request whose prompt and output cannot fit the whole cache.
     """
     count = arrival_ms.shape[0]
-    computed = np.zeros(count, dtype=np.int64)
+    computed = cached.astype(np.int64).copy()
     target = prompt.astype(np.int64).copy()
     generated = np.zeros(count, dtype=np.int64)
     blocks = np.zeros(count, dtype=np.int64)
@@ -109,7 +113,7 @@ def _serve(
                 running_size -= 1
                 free_blocks += blocks[victim]
                 blocks[victim] = 0
-                computed[victim] = 0
+                computed[victim] = cached[victim]
                 target[victim] = prompt[victim] + generated[victim]
                 preempted[victim] += 1
                 preemptions += 1

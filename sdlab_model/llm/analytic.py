@@ -1,6 +1,7 @@
 """Analytic TTFT, TPOT and end-to-end latency of a continuously batching LLM engine.
 
-One replica with Poisson arrivals at rate λ (the deployment's rate over its replicas), prompt
+One replica with Poisson (or Gamma-gap, below) arrivals at rate λ (the deployment's rate over
+its replicas), prompt
 lengths P and output lengths O (lognormal, ``lengths``), iteration times t(·) from the roofline
 of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked prefill).
 
@@ -21,6 +22,14 @@ of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked pr
   W + own prefill, P / c iterations of t(N + c) (c the chunk, with the prompts sharing it).
   The budget's own limit is ρ = λ E[P] t_full / (B − N), t_full a full iteration: ρ ≥ 1 is
   unstable.
+- Gamma gaps (cv c_a per replica, ``LlmWorkload.arrival_scv_per_replica``): the prefill queue
+  waits by Allen–Cunneen, the M/G/1 wait × (c_a² + c_s²) / (1 + c_s²), the slot wait
+  × (c_a² + 1) / 2, and TPOT's variance from prompts and from N × c_a² (a window's prompts vary
+  c_a² times as much as Poisson ones); the prompts per iteration stay Poisson, and so does the
+  chance of waiting: always flagged approximate.
+- Prefix cache. A share s of each prompt's tokens comes from a prefix cache: prefill work is
+  (1 − s) P tokens, each attending to the cached prefix too, while the KV cache holds all P
+  (``_prefill``; the simulator starts each prompt s P tokens in).
 - Slots. At most C = min(max running sequences, KV tokens / tokens a running sequence holds)
   run; requests wait for a slot too (Erlang C, M/M/C, on the residence time); offered load ≥ C
   is unstable.
@@ -35,7 +44,10 @@ of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked pr
 Unstable is ∞ with ``is_stable=False``. ``approximate`` marks where the checks against
 ``simulate_llm`` (tuned on one grid, reported on another: ``scripts/llm_accuracy.py``,
 docs/llm_model.md) found this model more than 15% off: loads near a limit (the loop gain
-dE[iteration]/dT above ``APPROXIMATE_LOOP_GAIN``), slots nearly full, very short outputs.
+dE[iteration]/dT above ``APPROXIMATE_LOOP_GAIN``), slots nearly full (or a KV cache that sets
+them past ``APPROXIMATE_KV_SLOT_LOAD``: preemptions), very short outputs, and
+length spreads wider than the grids checked (``APPROXIMATE_PROMPT_CV``, ``APPROXIMATE_OUTPUT_CV``),
+and arrivals that are not Poisson.
 """
 
 from __future__ import annotations
@@ -61,8 +73,19 @@ simulator but one (15.2%), and most above it were not (p99s too low under load: 
 misses how bursts of prompts line up)."""
 APPROXIMATE_SLOT_LOAD = 0.8
 """Share of the running slots in use above which the estimate is flagged approximate."""
+APPROXIMATE_KV_SLOT_LOAD = 0.4
+"""Share of the slots in use above which the estimate is flagged approximate where the KV cache,
+not the running-sequence cap, sets the slots: beyond it the engine starts preempting (recompute),
+which this model leaves out (Llama 3.1 70B, TP 4, 33k KV tokens: TTFT p99 13% low at 40%, 63%
+low at 52%; docs/llm_model.md)."""
 APPROXIMATE_SHORT_OUTPUT = 4.0
 """Mean output tokens below which TPOT (a mean over few iterations) is flagged approximate."""
+APPROXIMATE_PROMPT_CV = 0.5
+"""Prompt spread (cv) above which estimates are flagged approximate: the tuning grid's spread.
+Wider, the model's p99s fall short of the simulator's as the spread and the prompts grow (cv 0.7
+with 3,000-token prompts at 30% load: TPOT 19% low; docs/llm_model.md)."""
+APPROXIMATE_OUTPUT_CV = 1.0
+"""Output spread (cv) above which estimates are flagged approximate: the widest any grid checked."""
 QUANTILES = (0.50, 0.95, 0.99)
 _PERIOD_BISECTIONS = 24
 """Halvings of a bracket one scan step wide: T to a few parts in ten million."""
@@ -105,6 +128,8 @@ class LlmEstimate:
     kv_tokens_in_use: float = math.inf
     """KV cache tokens the admitted sequences hold, on average (each its mean context and half
     a block): the slots in use times what a slot holds."""
+    approximate_because: str = ""
+    """Why the estimate is flagged approximate, in words ("" where it is not)."""
 
     @property
     def ttft_p99_ms(self) -> float:
@@ -163,6 +188,15 @@ def _nodes(mean: float, cv: float, cap: int) -> np.ndarray:
     return length_nodes(mean, cv, cap)
 
 
+def _prefill(cells) -> tuple[np.ndarray, np.ndarray]:
+    """Prefill work per prompt node, (1 − hit share) × P tokens computed (the rest comes from the
+    prefix cache, yet stays in the KV cache), and the mean attention position of a computed
+    token, (1 + share) E[P²] / (2 E[P]): it attends to the cached prefix before it."""
+    prompt, fresh = cells[5], cells[7]
+    position = (2.0 - fresh) * ((prompt * prompt) @ NODE_WEIGHTS) / (2.0 * (prompt @ NODE_WEIGHTS))
+    return prompt * fresh[:, None], position
+
+
 def _replica_key(w: LlmWorkload) -> tuple:
     return (
         w.model_id,
@@ -176,8 +210,12 @@ def _replica_key(w: LlmWorkload) -> tuple:
 
 
 def _cells(workloads, efficiency):
-    """The per-workload inputs as arrays with the workloads along axis 0."""
+    """The per-workload inputs as arrays with the workloads along axis 0: cost, budget, slots,
+    KV tokens, rate, prompt and output nodes, the share of prompt tokens computed, and the
+    squared cv of a replica's arrival gaps."""
     costs, budgets, slots, kv_tokens, rates, prompts, outputs = [], [], [], [], [], [], []
+    fresh = [1.0 - w.prefix_cache_hit_share for w in workloads]
+    scv = [w.arrival_scv_per_replica for w in workloads]
     for w in workloads:
         cost, tokens, cap = _replica(_replica_key(w), efficiency)
         costs.append(cost)
@@ -195,6 +233,8 @@ def _cells(workloads, efficiency):
         np.array(rates),
         np.array(prompts),
         np.array(outputs),
+        np.array(fresh),
+        np.array(scv),
     )
 
 
@@ -227,7 +267,9 @@ def _state(cells, period: np.ndarray) -> _State:
     carrying k prompts (k Poisson with mean λT: the prompts that arrived during the previous
     iteration): with the decodes, k·E[P] tokens (capped at the budget left), one roofline each.
     ``next_period`` is E[iteration time], the T this state implies."""
-    cost, budget, _, _, rate, prompt, output = cells
+    cost, budget, _, _, rate, prompt, output, _, _ = cells
+    work, position = _prefill(cells)
+    mean_work = work @ NODE_WEIGHTS
     c = [cost[:, k] for k in range(7)]
     decodes = np.maximum(output - 1.0, 0.0)
     mean_decodes = decodes @ NODE_WEIGHTS
@@ -240,10 +282,9 @@ def _state(cells, period: np.ndarray) -> _State:
     decode_memory = c[2] + c[3] * seen * context
     t_decode = c[6] + np.maximum(decode_compute, decode_memory) + c[4] + c[5] * seen
     k = np.arange(_MAX_PROMPTS + 1, dtype=float)[None, :, None]
-    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
-    spread = (grouped - mean_prompt[:, None])[:, None, :]
-    tokens = np.clip(k * mean_prompt[:, None, None] + np.sqrt(k) * spread, 0.0, free[:, None, None])
-    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    grouped = (work * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
+    spread = (grouped - mean_work[:, None])[:, None, :]
+    tokens = np.clip(k * mean_work[:, None, None] + np.sqrt(k) * spread, 0.0, free[:, None, None])
     compute = decode_compute[:, None, None] + tokens * (
         c[0][:, None, None] + c[1][:, None, None] * position[:, None, None]
     )
@@ -265,19 +306,19 @@ def _state(cells, period: np.ndarray) -> _State:
 
 def _solve_period(cells, limit: np.ndarray):
     """The smallest T with E[iteration time at T] = T and N below ``limit``; stable or not."""
-    _, _, _, _, rate, _, output = cells
+    _, _, _, _, rate, _, output, _, _ = cells
     low = _state(cells, np.zeros_like(rate)).t_decode
     throughput = rate * (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)
     # With no decoding (one output token each) only the prefill share bounds T.
     high = np.where(throughput > 0, np.maximum(limit, 0.0) / np.maximum(throughput, 1e-300), np.inf)
     high = np.clip(high, low, low * 1e6)
-    cost, budget, _, _, _, prompt, _ = cells
+    cost, budget, _, _, _, prompt, _, _, _ = cells
     decodes = np.maximum(output - 1.0, 0.0)
     mean_decodes = decodes @ NODE_WEIGHTS
     mean_prompt = prompt @ NODE_WEIGHTS
     context = mean_prompt + (decodes * output / 2.0) @ NODE_WEIGHTS / np.maximum(mean_decodes, 1e-9)
-    grouped = (prompt * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
-    position = (prompt * prompt) @ NODE_WEIGHTS / (2.0 * mean_prompt)
+    work, position = _prefill(cells)
+    grouped = (work * NODE_WEIGHTS).reshape(len(rate), _GROUPS, -1).sum(axis=2) / _GROUP_WEIGHTS
     from sdlab_model.llm import _analytic_kernel
 
     hi, stable = _analytic_kernel.solve_periods(
@@ -285,7 +326,7 @@ def _solve_period(cells, limit: np.ndarray):
         budget,
         rate,
         mean_decodes,
-        mean_prompt,
+        work @ NODE_WEIGHTS,
         position,
         context,
         np.ascontiguousarray(grouped),
@@ -345,10 +386,9 @@ class _Grid:
 
 def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
     """TTFT's pieces: own prefill per prompt node, the prefill queue's load ρ and mean wait."""
-    cost, _, _, _, rate, prompt, _ = cells
+    cost, _, _, _, rate, _, _, _, scv = cells
+    prompt, position = _prefill(cells)  # the tokens a prompt computes: its work
     mean_prompt = prompt @ NODE_WEIGHTS
-    square_prompt = (prompt * prompt) @ NODE_WEIGHTS
-    position = square_prompt / (2.0 * mean_prompt)
     n, free, context = state.running, state.free, state.context
     decode_pairs = (n + 1.0) * context
     t_full = _time(cost, n + 1.0 + free, decode_pairs + free * position, decode_pairs + free)
@@ -374,6 +414,10 @@ def _ttft_parts(cells, state: _State, efficiency: EngineEfficiency):
     wait = rate * ((service**2) @ NODE_WEIGHTS) / (2.0 * idle)
     # Takács: E[W²] = 2 E[W]² + λ E[S³] / (3 (1 − ρ)).
     wait_square = 2.0 * wait * wait + rate * ((service**3) @ NODE_WEIGHTS) / (3.0 * idle)
+    # Gamma gaps: Allen–Cunneen's GI/G/1 wait, the M/G/1 one × (c_a² + c_s²) / (1 + c_s²).
+    service_scv = ((service**2) @ NODE_WEIGHTS) / np.maximum(service @ NODE_WEIGHTS, 1e-12) ** 2
+    bursts = (scv + service_scv - 1.0) / service_scv
+    wait, wait_square = wait * bursts, wait_square * bursts * bursts
     # The prompts that arrived meanwhile share the tagged one's first iteration: 0, 1, or 2
     # or more of them, E[P] tokens each (how many: ``llm_grid``).
     others = np.arange(_OTHERS, dtype=float)[None, None, :]
@@ -407,7 +451,7 @@ def _tpot_moments(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray):
     The window also takes the prompts that arrived during the request's own prefill (they are
     prefilled in its first decode iterations): it gathers prefill work over O − 1 + S/T
     iterations, S the own prefill's time."""
-    cost, _, _, _, rate, _, output = cells
+    cost, _, _, _, rate, _, output, _, scv = cells
     times, weights, period = state.t_by_prompts, state.weights, state.period
     iteration_variance = (weights * (times - period[:, None]) ** 2).sum(axis=1)
     # A long iteration gathers more prompts for the next one: lag-one correlation φ, and the
@@ -417,11 +461,12 @@ def _tpot_moments(cells, state: _State, rho: np.ndarray, own_mean: np.ndarray):
     window = np.maximum(output - 1.0, 1.0)
     gathering = 1.0 + (own_mean / period)[:, None] / window
     inflation = (1.0 + phi) / (1.0 - phi) / np.maximum(1.0 - rho, 0.05)
-    variance = (iteration_variance * inflation)[:, None] * gathering / window
+    # Gamma gaps: the prompts over a window vary c_a² times as much as Poisson ones.
+    variance = (iteration_variance * inflation * scv)[:, None] * gathering / window
     n, context = state.running, state.context
     slope = _time(cost, n + 2.0, (n + 2.0) * context, (n + 2.0) * context) - state.t_decode
     decode_span = (np.maximum(output - 1.0, 0.0) @ NODE_WEIGHTS)[:, None]
-    variance += (slope * slope * n)[:, None] * np.minimum(1.0, decode_span / window)
+    variance += (slope * slope * n * scv)[:, None] * np.minimum(1.0, decode_span / window)
     added = np.maximum(period - state.t_decode, 1e-6)[:, None] * gathering
     return added, variance
 
@@ -466,7 +511,7 @@ class _TtftLaw:
 def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndarray):
     """TTFT's law, the prefill loads, the slot queue, whether the cell is stable, and the mean
     wait (for the prefill ahead and for a slot)."""
-    _, _, _, kv_tokens, rate, _, output = cells
+    _, _, _, kv_tokens, rate, _, output, _, scv = cells
     own_by_others, wait, wait_square, rho, rho_wait = _ttft_parts(cells, state, efficiency)
     count = len(rate)
     own = own_by_others.reshape(count, -1)
@@ -482,6 +527,7 @@ def _ttft_law(cells, state: _State, efficiency: EngineEfficiency, slots: np.ndar
         stable, erlang_c_array(servers.astype(int), np.minimum(offered, servers - 1e-9)), 1.0
     )
     slot_wait = waiting * residence / np.maximum(servers - offered, 1e-12)
+    slot_wait *= (scv + 1.0) / 2.0  # Allen–Cunneen for Gamma gaps
     waits = np.clip(rho_wait + waiting * (1.0 - rho_wait), 1e-12, 1.0)
     wait_mean = (wait + slot_wait) / waits
     slot_square = 2.0 * slot_wait * slot_wait / np.maximum(waiting, 1e-12)
@@ -585,7 +631,7 @@ def llm_grid(
     ``with_e2e=False`` skips the end-to-end quantiles (NaN) and their share in goodput, for
     heatmaps that draw TTFT and TPOT only."""
     cells = _cells(workloads, efficiency)
-    cost, budget, slot_cap, kv_tokens, rate, prompt, output = cells
+    cost, budget, slot_cap, kv_tokens, rate, _, output, _, _ = cells
     blocks = np.array([w.kv_block_tokens for w in workloads], dtype=float)
     per_slot = _state(cells, np.zeros_like(rate)).context + blocks / 2.0
     kv_slots = kv_tokens / per_slot
@@ -612,7 +658,9 @@ def llm_grid(
     n = state.running
     decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * state.context
     short = np.array([w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT for w in workloads])
+    short |= np.array([_unchecked_spread(w) or _not_poisson(w) for w in workloads], dtype=bool)
     approximate = (gain > APPROXIMATE_LOOP_GAIN) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
+    approximate |= (kv_slots < slot_cap) & (slot_load > APPROXIMATE_KV_SLOT_LOAD)
     return _Grid(
         ttft_ms=np.where(stable[:, None], ttft.quantiles(quantiles), np.inf),
         tpot_ms=np.where(stable[:, None], tpot.quantiles(quantiles), np.inf),
@@ -624,7 +672,7 @@ def llm_grid(
         wait_load=rho_wait,
         slots=slots,
         kv_from_cache=kv_slots < slot_cap,
-        budget_load=(n + 1.0 + rate * (prompt @ NODE_WEIGHTS) * state.period) / budget,
+        budget_load=(n + 1.0 + rate * (_prefill(cells)[0] @ NODE_WEIGHTS) * state.period) / budget,
         memory_bound=cost[:, 2] + cost[:, 3] * (n + 1.0) * state.context >= decode_compute,
         stable=stable,
         approximate=approximate & stable,
@@ -633,6 +681,37 @@ def llm_grid(
         prefill_ms=np.where(stable, own_mean, np.inf),
         kv_in_use=np.where(stable, slot_load * np.maximum(np.floor(slots), 1.0) * per_slot, np.inf),
     )
+
+
+def _unchecked_spread(w: LlmWorkload) -> bool:
+    """Whether the lengths spread wider than the accuracy checks covered."""
+    return w.prompt_tokens_cv > APPROXIMATE_PROMPT_CV or w.output_tokens_cv > APPROXIMATE_OUTPUT_CV
+
+
+def _not_poisson(w: LlmWorkload) -> bool:
+    """Whether arrivals have Gamma gaps other than Poisson's: always flagged, the checks found
+    TTFT p99 up to 29% high (smoother, light load) and 26% low (bursty; docs/llm_model.md)."""
+    return w.arrival_cv != 1.0
+
+
+def _approximate_because(grid: _Grid, index: int, w: LlmWorkload) -> str:
+    """The flag's reasons in words, as ``llm_grid`` set it."""
+    if not grid.approximate[index]:
+        return ""
+    reasons = []
+    if grid.loop_gain[index] > APPROXIMATE_LOOP_GAIN:
+        reasons.append("prompts arrive near the rate the engine keeps up with")
+    if grid.slot_load[index] > APPROXIMATE_SLOT_LOAD:
+        reasons.append("the running slots are nearly full")
+    elif grid.kv_from_cache[index] and grid.slot_load[index] > APPROXIMATE_KV_SLOT_LOAD:
+        reasons.append("the KV cache is full enough to preempt sequences")
+    if w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT:
+        reasons.append("outputs are a few tokens long")
+    if _unchecked_spread(w):
+        reasons.append("the lengths spread wider than the checks covered")
+    if _not_poisson(w):
+        reasons.append("arrivals are not Poisson")
+    return "; ".join(reasons)
 
 
 def _binding(grid: _Grid, index: int) -> str:
@@ -685,6 +764,7 @@ def llm_estimates(
                 mean_wait_ms=float(grid.wait_ms[index]),
                 mean_prefill_ms=float(grid.prefill_ms[index]),
                 kv_tokens_in_use=float(grid.kv_in_use[index]),
+                approximate_because=_approximate_because(grid, index, w),
             )
         )
     return estimates

@@ -8,13 +8,14 @@ Each instance is ``tensor_parallel`` GPUs of the base workload's GPU; the deploy
 
 - Prefill instances run the engine of ``analytic`` with one output token per request: their
   TTFT is the deployment's (the first token comes from the prefill instance).
-- The KV cache of a prompt, P × KV bytes per token, then crosses ``kv_link_gb_per_s`` (default
+- The KV cache of a prompt, P × KV bytes per token (its prefix-cache hits included: the decode
+  instance is not assumed to hold them), then crosses ``kv_link_gb_per_s`` (default
   50 GB/s: one 400 Gb/s InfiniBand NDR port, as between machines in Splitwise; within an
   NVLink node it is faster); the decode instance starts when it has arrived.
 - Decode instances only decode: N sequences each, iteration t_d(N + 1), N = λ_d E[O − 1] t_d
-  (Little). With no prefill chunks in the way, a request's TPOT is t_d plus its KV transfer
-  spread over its O − 1 steps; the p99 is over the output-length distribution. Stable while N
-  fits the KV cache and the running-sequence cap.
+  (Little: a mean, blind to bursty arrivals). With no prefill chunks in the way, a request's
+  TPOT is t_d plus its KV transfer spread over its O − 1 steps; the p99 is over the
+  output-length distribution. Stable while N fits the KV cache and the running-sequence cap.
 
 Goodput per GPU is the highest rate meeting the TTFT and TPOT p99 targets, over the GPUs used.
 The comparison is analytic only (no disaggregated simulator): treat it as the model's
@@ -134,10 +135,13 @@ def compare_disaggregation(
     splits = []
     for prefill in range(1, instances):
         decode = instances - prefill
+        # One prefill instance sees 1/prefill of the Gamma stream: its gaps' cv, as one replica.
+        spread = workload.with_changes(replicas=prefill).arrival_scv_per_replica ** 0.5
+        pool = prefill_only.with_changes(arrival_cv=spread)
 
-        def passes_at(rates, prefill=prefill, decode=decode):
+        def passes_at(rates, prefill=prefill, decode=decode, pool=pool):
             grid = llm_grid(
-                [prefill_only.with_changes(rate_rps=float(r / prefill)) for r in rates],
+                [pool.with_changes(rate_rps=float(r / prefill)) for r in rates],
                 efficiency,
                 quantiles=(0.99,),
                 with_e2e=False,

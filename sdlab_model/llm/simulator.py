@@ -1,9 +1,11 @@
 """The token-level simulator: one replica's engine, iteration by iteration, on seeded traffic.
 
-``simulate_llm`` draws Poisson arrivals at the replica's rate and lognormal prompt and output
+``simulate_llm`` draws arrivals at the replica's rate (Poisson, or the deployment's Gamma gaps
+split by a random router: ``_gaps_ms``) and lognormal prompt and output
 lengths (one ``SeedSequence`` stream each), serves them through the compiled scheduler of
 ``_engine_kernel`` (vLLM's: token budget, chunked prefill, admission by KV blocks, preemption by
-recompute), and reports TTFT, TPOT and end-to-end percentiles the way vLLM's benchmark does
+recompute; the first ``prefix_cache_hit_share`` of each prompt's tokens, rounded down, from a
+prefix cache), and reports TTFT, TPOT and end-to-end percentiles the way vLLM's benchmark does
 (TPOT over requests with at least two output tokens: (finish − first token) / (output − 1)).
 
 Run length: ``requests`` first; the p99 intervals are batch means over the measured requests
@@ -78,6 +80,16 @@ def _infinite() -> Percentiles:
     return Percentiles(math.inf, math.inf, math.inf, math.inf, math.inf)
 
 
+def _gaps_ms(rng: np.random.Generator, workload: LlmWorkload, count: int) -> np.ndarray:
+    """One replica's arrival gaps: exponential (Poisson), or the deployment's Gamma gaps thinned
+    by a random router, a geometric number of them summed (a Gamma with that many shapes)."""
+    cv = workload.arrival_cv
+    if cv == 1.0:
+        return rng.exponential(1000.0 / workload.rate_per_replica_rps, count)
+    spanned = rng.geometric(1.0 / workload.replicas, count)
+    return rng.gamma(spanned / (cv * cv), 1000.0 / workload.rate_rps * cv * cv)
+
+
 def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: int, seed: int):
     """One run of ``requests`` requests: arrival, first token, finish (ms), lengths, counters."""
     from sdlab_model.llm import _engine_kernel
@@ -90,8 +102,7 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
     arrival_stream, prompt_stream, output_stream = (
         np.random.default_rng(stream) for stream in np.random.SeedSequence(seed).spawn(3)
     )
-    rate_per_ms = workload.rate_per_replica_rps / 1000.0
-    arrival_ms = np.cumsum(arrival_stream.exponential(1.0 / rate_per_ms, requests))
+    arrival_ms = np.cumsum(_gaps_ms(arrival_stream, workload, requests))
     cap = min(model.max_context_tokens, capacity.tokens)
     prompt = draw_lengths(
         prompt_stream, workload.prompt_tokens_mean, workload.prompt_tokens_cv, requests, cap - 1
@@ -100,6 +111,10 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
         output_stream, workload.output_tokens_mean, workload.output_tokens_cv, requests, cap
     )
     output = np.minimum(output, cap - prompt)
+    # The last prompt token is always computed: it yields the first output token.
+    cached = np.minimum(
+        np.floor(workload.prefix_cache_hit_share * prompt).astype(np.int64), prompt - 1
+    )
     first_ms = np.full(requests, -1.0)
     finish_ms = np.full(requests, -1.0)
     preempted = np.zeros(requests, dtype=np.int64)
@@ -107,6 +122,7 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
         arrival_ms,
         prompt,
         output,
+        cached,
         workload.max_running_sequences,
         workload.max_batched_tokens,
         capacity.blocks,

@@ -4,8 +4,17 @@ One frozen ``LlmWorkload`` holds them, validated once at construction with a mes
 field, the value and the allowed range (``INPUT_RANGES``, the one declaration of those ranges).
 Lengths are drawn from a lognormal with the given mean and coefficient of variation (spread /
 mean; 0 is every request the same length), rounded to whole tokens of at least 1 and at most the
-model's context. Arrivals are Poisson at ``rate_rps`` over all replicas; a router that picks a
-replica at random gives each replica a Poisson stream at ``rate_rps / replicas``.
+model's context. Arrivals are a renewal stream at ``rate_rps`` over all replicas with Gamma gaps
+of cv ``arrival_cv`` (1: Poisson; above 1 bursty, as the Lab's), and a router that picks a
+replica at random gives each replica ``rate_rps / replicas`` of it (Poisson stays Poisson).
+
+A share ``prefix_cache_hit_share`` of each prompt's tokens is served from a prefix cache: vLLM's
+automatic prefix caching lets a request that shares a prefix with an earlier one "skip the
+computation of the shared part" (docs.vllm.ai, features/automatic_prefix_caching, read
+2026-12-02; SGLang's RadixAttention, Zheng et al., arXiv:2312.07104, does the same with a radix
+tree). Those tokens skip prefill compute but still occupy KV cache, counted as if each request
+held its own copy (conservative where running requests share blocks). The default, 0, is traffic
+with no shared prefixes.
 
 Engine knobs follow vLLM's names (``max_num_seqs``, ``max_num_batched_tokens``,
 ``gpu_memory_utilization``, ``block_size``; vLLM engine arguments, docs.vllm.ai, read
@@ -25,10 +34,12 @@ INPUT_RANGES: dict[str, tuple[float, float]] = {
     "tensor_parallel": (1, 8),
     "replicas": (1, 64),
     "rate_rps": (0.0, 10_000.0),
+    "arrival_cv": (0.5, 8.0),
     "prompt_tokens_mean": (1.0, 131_072.0),
     "prompt_tokens_cv": (0.0, 3.0),
     "output_tokens_mean": (1.0, 32_768.0),
     "output_tokens_cv": (0.0, 3.0),
+    "prefix_cache_hit_share": (0.0, 0.99),
     "max_running_sequences": (1, 4096),
     "max_batched_tokens": (16, 131_072),
     "gpu_memory_utilization": (0.1, 0.99),
@@ -61,10 +72,12 @@ class LlmWorkload:
     tensor_parallel: int = 1
     replicas: int = 1
     rate_rps: float = 4.0
+    arrival_cv: float = 1.0
     prompt_tokens_mean: float = 1000.0
     prompt_tokens_cv: float = 0.5
     output_tokens_mean: float = 250.0
     output_tokens_cv: float = 0.5
+    prefix_cache_hit_share: float = 0.0
     max_running_sequences: int = 256
     max_batched_tokens: int = 8192
     gpu_memory_utilization: float = 0.9
@@ -114,6 +127,12 @@ class LlmWorkload:
     def gpus(self) -> int:
         """GPUs in the deployment: tensor parallel × replicas."""
         return self.tensor_parallel * self.replicas
+
+    @property
+    def arrival_scv_per_replica(self) -> float:
+        """Squared cv of the gaps each replica sees: a random split of a renewal stream with
+        squared cv c² keeps 1/R of its requests, whose gaps have 1 + (c² − 1) / R."""
+        return 1.0 + (self.arrival_cv**2 - 1.0) / self.replicas
 
     @property
     def rate_per_replica_rps(self) -> float:

@@ -88,27 +88,38 @@ def _draw(name: str, values: dict) -> None:
 
 
 _ROWS = (
-    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps"),
+    ("model_id", "gpu_id", "precision", "tensor_parallel", "replicas", "rate_rps", "arrival_cv"),
     (
         "prompt_tokens_mean",
+        "prompt_tokens_cv",
         "output_tokens_mean",
+        "output_tokens_cv",
         "max_running_sequences",
         "max_batched_tokens",
-        "ttft_p99_target_ms",
-        "tpot_p99_target_ms",
-        "e2e_p99_target_ms",
     ),
+    ("prefix_cache_hit_share", "ttft_p99_target_ms", "tpot_p99_target_ms", "e2e_p99_target_ms"),
 )
-"""The inputs in two rows: the deployment and its traffic, then lengths, engine and targets."""
+"""The everyday inputs in rows: the deployment and its traffic, lengths and engine, the prefix
+cache's hits and the targets."""
+ADVANCED = tuple(spec.name for spec in LLM_BY_NAME.values() if spec.advanced)
+"""The engine's memory knobs, less used: in an expander, in effect whether open or not."""
+
+
+def _row(names: tuple[str, ...], values: dict) -> None:
+    for column, name in zip(st.columns(len(names)), names, strict=True):
+        with column:
+            _draw(name, values)
 
 
 def draw() -> dict:
     """Draw the inputs; returns their values, which are in the URL from here on."""
     values = current_values()
     for names in _ROWS:
-        for column, name in zip(st.columns(len(names)), names, strict=True):
-            with column:
-                _draw(name, values)
+        _row(names, values)
+    # Opened when a link or card sets one, so a value in effect is never hidden.
+    differing = any(values[name] != LLM_BY_NAME[name].default for name in ADVANCED)
+    with st.expander("Advanced: the engine's memory", expanded=differing):
+        _row(ADVANCED, values)
     values = dict(st.session_state[_VALUES_KEY])
     state.set_page_params(PREFIX, url_values(values))
     return values

@@ -87,9 +87,8 @@ def headline(result: LlmEstimate) -> None:
         )
     elif result.approximate:
         st.caption(
-            "Approximate: this design is near a limit (a busy prefill queue or nearly full "
-            "slots), where the model was found more than 15% off the simulator. Check it with "
-            "the simulator below."
+            f"Approximate: {result.approximate_because}, where the model was found more than "
+            "15% off the simulator. Check it with the simulator below."
         )
 
 

@@ -22,7 +22,7 @@ from sdlab_model.llm import (
 from sdlab_model.page_params import LLM_CHOICES, LLM_INPUTS
 from sdlab_ui import diagram, report, state
 from sdlab_ui.diagram import DIAGRAM_OPENING
-from sdlab_ui.llm import cards, checks, heatmaps
+from sdlab_ui.llm import cards, checks, controls, heatmaps
 from sdlab_ui.llm import diagram as llm_diagram
 from sdlab_ui.llm.controls import WIDGET
 from sdlab_ui.llm.fields import default_values, url_values
@@ -393,3 +393,116 @@ def test_a_model_too_big_for_its_gpu_says_so_and_offers_no_simulation():
     said = " ".join(m.value for m in app.markdown)
     assert "no room for a KV cache" in said, f"no word on the weights not fitting: {said}"
     assert not [b for b in app.button if b.key == checks.SIMULATE_KEY], "a simulation offered"
+
+
+KV_DESIGN = {"llm.model_id": "llama-3.1-70b", "llm.tensor_parallel": "4", "llm.rate_rps": "2.5"}
+"""A 70B design whose cache the memory knobs move (its tokens are in the page's caption)."""
+ADDED_INPUTS = {
+    "prompt_tokens_cv": ("1.5", {}),
+    "output_tokens_cv": ("0", {}),
+    "prefix_cache_hit_share": ("0.6", {}),
+    "arrival_cv": ("2.5", {}),
+    "gpu_memory_utilization": ("0.55", KV_DESIGN),
+    "kv_block_tokens": ("256", KV_DESIGN),
+    "activation_reserve_gb": ("7", KV_DESIGN),
+}
+"""Each input the page gained: a value, and the design where it shows."""
+
+
+def _workload_of(query: dict[str, str]) -> LlmWorkload:
+    values = default_values()
+    for key, text in query.items():
+        name = key[4:]
+        values[name] = text if isinstance(values[name], str) else type(values[name])(float(text))
+    return LlmWorkload(**values)
+
+
+def _page_numbers(app) -> tuple[dict[str, str], str]:
+    """The headline and the line under what binds (which gives the KV cache's tokens)."""
+    loads = [c.value for c in app.caption if c.value.startswith("Prefill queue load")]
+    return _metrics(app), loads[0] if loads else ""
+
+
+@pytest.mark.parametrize("name", ADDED_INPUTS)
+def test_each_added_input_goes_from_the_url_to_the_model(name):
+    text, design = ADDED_INPUTS[name]
+    query = design | {f"llm.{name}": text}
+    app = _open(query)
+    workload = _workload_of(query)
+    assert _widget_values(app)[name] == getattr(workload, name), f"{name}: widget"
+    assert _llm_params(app) == {k[4:]: v for k, v in query.items()}, f"{name}: URL"
+    assert _metrics(app) == _expected(workload), f"{name}: the headline is not the model's"
+    result = llm_latency(workload)
+    assert f"KV cache {result.kv_tokens:,} tokens" in _page_numbers(app)[1], f"{name}: KV"
+    assert _page_numbers(app) != _page_numbers(_open(design)), f"{name}: the page did not move"
+
+
+def test_the_memory_knobs_are_in_an_expander_opened_when_one_is_set():
+    def advanced(app):
+        return next(e for e in app.expander if e.label.startswith("Advanced"))
+
+    app = _open()
+    assert not advanced(app).proto.expanded, "opened with every knob at its default"
+    keys = {w.key for w in advanced(app).number_input}
+    assert keys == {WIDGET + n for n in controls.ADVANCED}, f"in the expander: {keys}"
+    assert set(controls.ADVANCED) == {
+        "gpu_memory_utilization",
+        "kv_block_tokens",
+        "activation_reserve_gb",
+    }
+    app.number_input(key=WIDGET + "kv_block_tokens").set_value(32).run()
+    assert_no_exception(app)
+    assert _llm_params(app) == {"kv_block_tokens": "32"}, f"URL: {_llm_params(app)}"
+    kv = llm_latency(LlmWorkload(kv_block_tokens=32)).kv_tokens
+    assert f"KV cache {kv:,} tokens" in _page_numbers(app)[1], "the model did not get the knob"
+    assert advanced(_open({"llm.kv_block_tokens": "32"})).proto.expanded, "hidden"
+
+
+def test_the_simulator_check_gets_the_added_inputs():
+    query = KV_DESIGN | {
+        "llm.rate_rps": "1.5",
+        "llm.prompt_tokens_cv": "0.2",
+        "llm.output_tokens_cv": "0.8",
+        "llm.gpu_memory_utilization": "0.55",
+        "llm.kv_block_tokens": "32",
+        "llm.activation_reserve_gb": "6",
+        "llm.prefix_cache_hit_share": "0.5",
+    }
+    app = _open(query)
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    workload = _workload_of(query)
+    simulated = simulate_llm(workload, seed=checks.SIMULATION_SEED)
+    default = simulate_llm(_workload_of(KV_DESIGN | {"llm.rate_rps": "1.5"}), seed=0)
+    table = app.table[-1].value
+    shown = [ms_text(simulated.ttft.p99_ms), ms_text(simulated.tpot.p99_ms)]
+    assert list(table["Simulated"]) == shown, f"not simulate_llm's for these inputs: {table}"
+    assert shown != [ms_text(default.ttft.p99_ms), ms_text(default.tpot.p99_ms)], "no effect"
+    result = llm_latency(workload)
+    assert not result.approximate, "the check's design is meant to be inside the model's accuracy"
+    for analytic, sim in (
+        (result.ttft_p99_ms, simulated.ttft.p99_ms),
+        (result.tpot_p99_ms, simulated.tpot.p99_ms),
+    ):
+        assert abs(analytic / sim - 1.0) <= 0.15, f"analytic {analytic:.1f} against {sim:.1f} ms"
+
+
+def test_an_approximate_design_says_the_models_reason():
+    app = _open({"llm.prompt_tokens_cv": "1.5"})
+    result = llm_latency(LlmWorkload(prompt_tokens_cv=1.5))
+    assert result.approximate and result.approximate_because, "the design is meant to be flagged"
+    said = [c.value for c in app.caption if c.value.startswith("Approximate:")]
+    assert said and result.approximate_because in said[0], f"not the model's reason: {said}"
+
+
+def test_the_simulator_check_gets_the_arrivals_burstiness():
+    app = _open({"llm.rate_rps": "6", "llm.arrival_cv": "2"})
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    bursty = simulate_llm(LlmWorkload(rate_rps=6.0, arrival_cv=2.0), seed=checks.SIMULATION_SEED)
+    poisson = simulate_llm(LlmWorkload(rate_rps=6.0), seed=checks.SIMULATION_SEED)
+    shown = list(app.table[-1].value["Simulated"])
+    assert shown == [ms_text(bursty.ttft.p99_ms), ms_text(bursty.tpot.p99_ms)], f"{shown}"
+    assert bursty.ttft.p99_ms > 1.5 * poisson.ttft.p99_ms, "bursts did not reach the simulator"
+    said = [c.value for c in app.caption if c.value.startswith("Approximate:")]
+    assert said and "arrivals are not Poisson" in said[0], f"no reason given: {said}"

@@ -53,25 +53,28 @@ def test_heatmap_rejects_bad_axes(x, y, message):
 
 def test_period_kernel_matches_the_numpy_state():
     workloads = [
-        LlmWorkload(rate_rps=r, prompt_tokens_mean=p) for r in (2.0, 9.0) for p in (300.0, 3000.0)
+        LlmWorkload(rate_rps=r, prompt_tokens_mean=p, prefix_cache_hit_share=share)
+        for r, share in ((2.0, 0.0), (9.0, 0.6))
+        for p in (300.0, 3000.0)
     ]
     cells = analytic._cells(workloads, DEFAULT_EFFICIENCY)
-    cost, budget, _, _, rate, prompt, output = cells
+    cost, budget, _, _, rate, _, output, _, _ = cells
+    work, position = analytic._prefill(cells)
     period = np.array([12.0, 15.0, 20.0, 40.0])
     numpy_state = analytic._state(cells, period)
     weights = analytic.NODE_WEIGHTS
     decodes = np.maximum(output - 1.0, 0.0)
-    grouped = (prompt * weights).reshape(4, analytic._GROUPS, -1).sum(axis=2)
+    grouped = (work * weights).reshape(4, analytic._GROUPS, -1).sum(axis=2)
     grouped /= analytic._GROUP_WEIGHTS
-    mean_prompt = prompt @ weights
+    mean_work = work @ weights
     for c in range(4):
         args = (
             np.ascontiguousarray(cost[c]),
             budget[c],
             rate[c],
             (decodes @ weights)[c],
-            mean_prompt[c],
-            ((prompt * prompt) @ weights / (2.0 * mean_prompt))[c],
+            mean_work[c],
+            position[c],
             numpy_state.context[c],
             np.ascontiguousarray(grouped[c]),
             analytic._GROUP_WEIGHTS,

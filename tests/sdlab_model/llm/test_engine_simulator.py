@@ -22,7 +22,16 @@ COST = IterationCost(
 
 
 def _serve(
-    arrivals, prompts, outputs, *, running=8, budget=8192, blocks=1000, block=16, twin=False
+    arrivals,
+    prompts,
+    outputs,
+    *,
+    running=8,
+    budget=8192,
+    blocks=1000,
+    block=16,
+    twin=False,
+    cached=None,
 ):
     count = len(arrivals)
     first = np.full(count, -1.0)
@@ -33,6 +42,7 @@ def _serve(
         np.array(arrivals, dtype=float),
         np.array(prompts, dtype=np.int64),
         np.array(outputs, dtype=np.int64),
+        np.zeros(count, dtype=np.int64) if cached is None else np.array(cached, dtype=np.int64),
         running,
         budget,
         blocks,
@@ -82,13 +92,28 @@ def test_a_full_cache_preempts_the_latest_request_and_it_recomputes():
     assert finish[1] > finish[0], "the recomputed request finishes later"
 
 
+def test_a_cached_prefix_is_not_computed_but_is_attended_to_and_held():
+    first, finish, _, counters = _serve([10.0], [100], [3], cached=[60], block=16)
+    prefill = COST.iteration_ms(40, 40 * 60 + 40 * 41 / 2, 100)
+    assert first[0] == pytest.approx(10.0 + prefill), "40 tokens computed over a 60-token prefix"
+    decodes = sum(COST.iteration_ms(1, 100 + k, 100 + k) for k in range(1, 3))
+    assert finish[0] == pytest.approx(first[0] + decodes), "decodes read the whole context"
+    assert counters[0] == 3, f"1 prefill + 2 decode iterations, got {counters[0]}"
+    # Seven 16-token blocks hold the 100 prompt tokens, the cached 60 included; six do not.
+    _, _, _, enough = _serve([0.0], [100], [1], cached=[60], blocks=7)
+    _, _, _, short = _serve([0.0], [100], [1], cached=[60], blocks=6)
+    assert enough[3] == 0 and short[3] == 1, "the cached prefix took no blocks"
+
+
 def test_the_compiled_kernel_matches_its_python_twin():
     rng = np.random.default_rng(7)
     arrivals = np.cumsum(rng.exponential(20.0, 200))
     prompts = rng.integers(1, 300, 200)
     outputs = rng.integers(1, 60, 200)
-    compiled = _serve(arrivals, prompts, outputs, running=16, budget=256, blocks=120)
-    plain = _serve(arrivals, prompts, outputs, running=16, budget=256, blocks=120, twin=True)
+    cached = prompts * rng.uniform(0.0, 0.9, 200) // 1
+    kw = {"running": 16, "budget": 256, "blocks": 120, "cached": cached}
+    compiled = _serve(arrivals, prompts, outputs, **kw)
+    plain = _serve(arrivals, prompts, outputs, twin=True, **kw)
     for a, b, name in zip(
         compiled, plain, ("first", "finish", "preempted", "counters"), strict=True
     ):
