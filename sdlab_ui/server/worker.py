@@ -35,9 +35,9 @@ IDLE_S = 20.0
 ABANDONED_S = 600.0
 """How long a worker keeping paused jobs waits for more work before it exits all the same."""
 
-NICENESS = 5
+NICENESS = 10
 """The worker's CPU priority, below the server's: on a contended core visitors' reruns get the
-larger share and the simulations the rest (docs/performance.md compares 0 and 5)."""
+larger share and the simulations the rest (docs/performance.md compares 0, 5 and 10)."""
 
 _ROOT = Path(__file__).resolve().parents[2]
 _LENGTH_BYTES = 8
