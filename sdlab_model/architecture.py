@@ -189,6 +189,30 @@ def legend_entries() -> tuple[tuple[NodeState, str], ...]:
     return tuple((state, STATE_MEANING[state]) for state in NODE_STYLE)
 
 
+def styled_graph(name: str, *, rankdir: str, nodesep: str, ranksep: str) -> graphviz.Digraph:
+    """An empty graph in sdlab's diagram style (the Lab's and the LLM page's alike): a
+    transparent background, rounded filled boxes with titles at ``TITLE_POINTS``, Helvetica."""
+    graph = graphviz.Digraph(name)
+    graph.attr(
+        rankdir=rankdir,
+        newrank="true",
+        nodesep=nodesep,
+        ranksep=ranksep,
+        fontname="Helvetica",
+        bgcolor="transparent",
+    )
+    graph.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fontname="Helvetica",
+        fontsize=str(TITLE_POINTS),
+        margin="0.12,0.05",
+    )
+    graph.attr("edge", arrowsize="0.8")
+    return graph
+
+
 def to_dot(
     node_states: Mapping[str, NodeState],
     flow_states: Mapping[tuple[str, str], FlowState],
@@ -261,25 +285,8 @@ def _build_dot(
     path_nodes = tuple(path)
     path_edges = set(itertools.pairwise(path_nodes))
 
-    graph = graphviz.Digraph("architecture")
-    graph.attr(
-        rankdir="LR",
-        newrank="true",
-        nodesep="0.25",
-        ranksep="0.45",
-        fontname="Helvetica",
-        compound="true",
-        bgcolor="transparent",
-    )
-    graph.attr(
-        "node",
-        shape="box",
-        style="rounded,filled",
-        fontname="Helvetica",
-        fontsize=str(TITLE_POINTS),
-        margin="0.12,0.05",
-    )
-    graph.attr("edge", arrowsize="0.8")
+    graph = styled_graph("architecture", rankdir="LR", nodesep="0.25", ranksep="0.45")
+    graph.attr(compound="true")
 
     for column in COLUMNS:
         with graph.subgraph(name=f"cluster_{column.id}") as cluster:

@@ -20,7 +20,7 @@ from sdlab_model.architecture import (
     FLOW_STYLE,
     NODE_STYLE,
     PATH_STYLE,
-    TITLE_POINTS,
+    styled_graph,
 )
 from sdlab_model.llm.analytic import LlmEstimate
 from sdlab_model.llm.workload import LlmWorkload
@@ -178,31 +178,9 @@ def llm_dot(workload: LlmWorkload, estimate: LlmEstimate) -> str:
     """DOT source of the LLM serving path with ``estimate``'s numbers (see the module doc)."""
     binding_node = BINDING_NODE.get(estimate.binding, "")
     notes = _notes(workload, estimate)
-    graph = graphviz.Digraph("llm_serving")
-    graph.attr(
-        rankdir="TB",
-        newrank="true",
-        nodesep="0.3",
-        ranksep="0.4",
-        fontname="Helvetica",
-        bgcolor="transparent",
-    )
-    graph.attr(
-        "node",
-        shape="box",
-        style="rounded,filled",
-        fontname="Helvetica",
-        fontsize=str(TITLE_POINTS),
-        margin="0.12,0.05",
-    )
+    graph = styled_graph("llm_serving", rankdir="TB", nodesep="0.3", ranksep="0.4")
     # Edge labels mid-tone, like the lines: they read on a light and on a dark page alike.
-    graph.attr(
-        "edge",
-        arrowsize="0.8",
-        fontname="Helvetica",
-        fontsize=str(DETAIL_POINTS),
-        fontcolor="#64748b",
-    )
+    graph.attr("edge", fontname="Helvetica", fontsize=str(DETAIL_POINTS), fontcolor="#64748b")
 
     def add(where: graphviz.Digraph, node: str) -> None:
         title, lines = notes[node]
