@@ -32,9 +32,9 @@ QUANTILES = (0.99, 0.999)
 SLOW_LEAF_QUANTILE = 0.99
 """The paper's arithmetic reads a leaf slower than its own p99: 1 in 100."""
 TAIL_INPUT_RANGES: dict[str, tuple[float, float]] = {
-    "leaf_p50_ms": (0.001, 100_000.0),
-    "leaf_p95_ms": (0.001, 100_000.0),
-    "leaf_p99_ms": (0.001, 100_000.0),
+    "leaf_p50_ms": (0.01, 100_000.0),
+    "leaf_p95_ms": (0.01, 100_000.0),
+    "leaf_p99_ms": (0.01, 100_000.0),
     "fanout": (1, 10_000),
     "hedge_percentile": (50.0, 99.9),
     "base_utilization": (0.0, 0.95),
@@ -90,9 +90,12 @@ class TailJudgement:
 
     inputs: TailInputs
     delay_ms: float
+    slow_leaf_share: float
     slow_share: float
     unhedged: dict[float, float]
     hedged: dict[float, float]
+    change: dict[float, float]
+    """``hedged / unhedged - 1`` per quantile (-0.9 is 90% shorter); infinite where unstable."""
     stable: bool
     hedged_share: float
     utilization: float
@@ -108,9 +111,11 @@ def judge_tail(inputs: TailInputs) -> TailJudgement:
     return TailJudgement(
         inputs=inputs,
         delay_ms=delay,
+        slow_leaf_share=1.0 - SLOW_LEAF_QUANTILE,
         slow_share=slow_request_probability(1.0 - SLOW_LEAF_QUANTILE, inputs.fanout),
         unhedged=loaded.unhedged,
         hedged=loaded.hedged_loaded,
+        change={q: loaded.hedged_loaded[q] / loaded.unhedged[q] - 1.0 for q in QUANTILES},
         stable=loaded.stable,
         hedged_share=loaded.hedged_share,
         utilization=loaded.utilization,
