@@ -14,6 +14,7 @@ from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.page_params import TAIL_INPUTS
 from sdlab_model.tail import TailInputs, check_tail, judge_tail
+from sdlab_ui import state
 from sdlab_ui.sidebar import widget_key
 from sdlab_ui.tail import checks, heatmap
 from sdlab_ui.tail.controls import WIDGET
@@ -226,3 +227,23 @@ def test_the_simulation_check_shows_check_tails_comparison():
     assert ("They agree" if check.agrees else "They disagree") in said, f"no verdict: {said}"
     captions = " ".join(c.value for c in app.caption)
     assert f"{check.requests:,} requests of 1,000 leaves" in captions, "run size not said"
+
+
+def test_back_and_forward_restore_the_pages_inputs(monkeypatch):
+    def back_to(query: dict[str, str]) -> None:
+        monkeypatch.setattr(state, "is_history_navigation", lambda: True)
+        app.query_params = dict(query)
+        app.run()
+        monkeypatch.setattr(state, "is_history_navigation", lambda: False)
+        assert_no_exception(app)
+
+    app = _open()
+    start = dict(app.query_params)
+    _widget(app, "base_utilization").set_value(0.7).run()
+    after_first = dict(app.query_params)
+    _widget(app, "base_utilization").set_value(0.2).run()
+    back_to(after_first)
+    assert _widget_values(app)["base_utilization"] == 0.7, "Back did not restore the input"
+    assert _metrics(app) == _expected(TailInputs(base_utilization=0.7)), "headline not restored"
+    back_to(start)
+    assert _widget_values(app) == default_values(), "Back to the start did not reset the page"
