@@ -28,6 +28,7 @@ _PAGES = (
     ("advice.py", "Advice & cost", ":material/payments:", "advice"),
     ("residency.py", "Models and memory", ":material/memory:", "residency"),
     ("llm.py", "LLM serving", ":material/chat:", "llm"),
+    ("tail.py", "Tail at scale", ":material/call_split:", "tail"),
     ("tradeoffs.py", "Tradeoffs & sources", ":material/menu_book:", "tradeoffs"),
 )
 

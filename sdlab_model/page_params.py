@@ -1,6 +1,6 @@
-"""The inputs of the Timeline page, its canary rollout, the Models and memory page's GPU and the
-LLM serving page, in ``params.py``'s declaration types: one kind of declaration for every page's
-widgets.
+"""The inputs of the Timeline page, its canary rollout, the Models and memory page's GPU, the
+LLM serving page and the Tail at scale page, in ``params.py``'s declaration types: one kind of
+declaration for every page's widgets.
 
 They live beside ``params.py``, not in it, because they read the model's own ranges and defaults
 (the autoscalers' knobs, the canary's bounds, the hardware catalog), and those modules import
@@ -22,6 +22,7 @@ from sdlab_model.params import (
     NumericInput,
 )
 from sdlab_model.residency.inputs import ACCELERATOR_IDS
+from sdlab_model.tail.judgement import TAIL_INPUT_RANGES, TailInputs
 from sdlab_model.timeline import canary
 from sdlab_model.timeline.autoscalers import (
     AUTOSCALER_KINDS,
@@ -482,3 +483,63 @@ LLM_HEATMAP_AXIS = ChoiceInput(
     "",
 )
 """The second axis of the LLM page's heatmaps (the request rate is the first): a view."""
+
+
+_TAIL_DEFAULTS = {f.name: f.default for f in fields(TailInputs)}
+
+
+def _tail(name: str, label: str, step: float, decimals: int, help_text: str, **kw) -> NumericInput:
+    """A Tail at scale input typed in a box: range ``TAIL_INPUT_RANGES``'s, default
+    ``TailInputs``'."""
+    low, high = TAIL_INPUT_RANGES[name]
+    unit = kw.pop("unit", "")
+    return NumericInput(
+        name,
+        label,
+        low,
+        high,
+        _TAIL_DEFAULTS[name],
+        "linear",
+        unit,
+        False,
+        help_text,
+        step=step,
+        decimals=decimals,
+    )
+
+
+_TABLE_1 = "The default is Table 1's first row (Dean & Barroso, The Tail at Scale, 2013)."
+TAIL_INPUTS: tuple[NumericInput, ...] = (
+    _tail("leaf_p50_ms", "Leaf p50", 0.5, 2, f"One leaf's median latency. {_TABLE_1}", unit="ms"),
+    _tail("leaf_p95_ms", "Leaf p95", 0.5, 2, f"One leaf's 95th percentile. {_TABLE_1}", unit="ms"),
+    _tail("leaf_p99_ms", "Leaf p99", 0.5, 2, f"One leaf's 99th percentile. {_TABLE_1}", unit="ms"),
+    NumericInput(
+        "fanout",
+        "Fan-out (leaves per request)",
+        TAIL_INPUT_RANGES["fanout"][0],
+        TAIL_INPUT_RANGES["fanout"][1],
+        _TAIL_DEFAULTS["fanout"],
+        "log",
+        "",
+        True,
+        "The request waits for every leaf. 100 is the paper's worked example.",
+    ),
+    _tail(
+        "hedge_percentile",
+        "Hedge after the leaf's percentile",
+        0.5,
+        1,
+        "A second copy goes to another leaf once the first has been out this long (the idle "
+        "leaf's percentile, kept in ms as load changes); the first answer wins. 95: the paper's.",
+    ),
+    _tail(
+        "base_utilization",
+        "Leaf utilization before hedging",
+        0.05,
+        2,
+        "How busy the leaves are without hedges. Every copy sent adds load, and a busier leaf is "
+        "slower (an M/M/1-like scaling): past 1 there is no steady state.",
+    ),
+)
+"""The Tail at scale page's inputs: the ``TailInputs`` field each sets is its name."""
+TAIL_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in TAIL_INPUTS}

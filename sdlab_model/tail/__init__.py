@@ -12,10 +12,21 @@ After J. Dean and L. A. Barroso, "The Tail at Scale", Communications of the ACM 
 - ``load``: ``hedge_under_load``, the hedges' extra requests slowing the leaves (an M/M/1-like
   scaling, stated there), solved as a fixed point.
 - ``simulate``: ``simulate_tail``, a seeded Monte Carlo of the same, with 95% intervals.
+- ``judgement``: the Tail at scale page's inputs (``TailInputs``), its one judgement
+  (``judge_tail``), its heatmap grid (``tail_heatmap``) and its simulation check (``check_tail``).
 """
 
 from sdlab_model.tail.fanout import fanout_quantiles, slow_request_probability
 from sdlab_model.tail.hedging import HedgedLeaf, HedgeOutcome, hedge
+from sdlab_model.tail.judgement import (
+    TailCheck,
+    TailHeatmap,
+    TailInputs,
+    TailJudgement,
+    check_tail,
+    judge_tail,
+    tail_heatmap,
+)
 from sdlab_model.tail.leaf import LeafLatency, fit_leaf
 from sdlab_model.tail.load import LoadedHedge, hedge_under_load
 from sdlab_model.tail.simulate import SimQuantile, TailSim, simulate_tail
@@ -26,11 +37,18 @@ __all__ = [
     "LeafLatency",
     "LoadedHedge",
     "SimQuantile",
+    "TailCheck",
+    "TailHeatmap",
+    "TailInputs",
+    "TailJudgement",
     "TailSim",
+    "check_tail",
     "fanout_quantiles",
     "fit_leaf",
     "hedge",
     "hedge_under_load",
+    "judge_tail",
     "simulate_tail",
     "slow_request_probability",
+    "tail_heatmap",
 ]

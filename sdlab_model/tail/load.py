@@ -46,8 +46,9 @@ class LoadedHedge:
     hedged_loaded: dict[float, float]
 
 
-def _settle(leaf: LeafLatency, delay_ms: float, base: float) -> tuple[float, float, float]:
-    """``(share hedged, utilization, scale)`` where the hedges' load and latency agree."""
+def settle(leaf: LeafLatency, delay_ms: float, base: float) -> tuple[float, float, float]:
+    """``(share hedged, utilization, scale)`` where the hedges' load and latency agree (scale
+    infinite where the iteration passes a utilization of 1)."""
     scale, share, rho = 1.0, 0.0, base
     for _ in range(_ITERATIONS):
         share = float(leaf.sf(delay_ms / scale))
@@ -72,7 +73,7 @@ def hedge_under_load(
     hedges' load slowing the leaves (``leaf`` measured at ``base_utilization``)."""
     if not 0.0 <= base_utilization < 1.0:
         raise ValueError(f"base utilization must be in [0, 1), got {base_utilization}")
-    share, rho, scale = _settle(leaf, delay_ms, base_utilization)
+    share, rho, scale = settle(leaf, delay_ms, base_utilization)
     stable = math.isfinite(scale)
     loaded = (
         fanout_quantiles(HedgedLeaf(leaf.scaled(scale), delay_ms), fanout, quantiles)

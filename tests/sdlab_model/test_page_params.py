@@ -84,3 +84,16 @@ def test_each_llm_input_is_an_llm_workload_field_with_the_models_range_and_defau
     assert choices["gpu_id"].choices == tuple(g.id for g in GPUS), "a GPU left out"
     for spec in LLM_CHOICES:
         assert spec.default == defaults[spec.name], f"{spec.name}: default"
+
+
+def test_each_tail_input_is_a_tail_inputs_field_with_the_models_range_and_default():
+    from sdlab_model.page_params import TAIL_INPUTS
+    from sdlab_model.tail import TailInputs
+    from sdlab_model.tail.judgement import TAIL_INPUT_RANGES
+
+    defaults = {f.name: f.default for f in fields(TailInputs)}
+    assert [spec.name for spec in TAIL_INPUTS] == list(defaults), "not every field, in order"
+    for spec in TAIL_INPUTS:
+        assert (spec.minimum, spec.maximum) == TAIL_INPUT_RANGES[spec.name], f"{spec.name}: range"
+        assert spec.default == defaults[spec.name], f"{spec.name}: default"
+        assert spec.step is not None or spec.scale == "log", f"{spec.name}: neither box nor log"

@@ -1,0 +1,101 @@
+"""The Tail at scale page's headline and the paper's arithmetic: ``judge_tail``'s one judgement,
+drawn.
+
+Every number here is a field of the ``TailJudgement``; this module formats and lays them out, and
+computes nothing about the design.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple
+
+import streamlit as st
+
+from sdlab_model.tail import TailInputs, TailJudgement, judge_tail
+from sdlab_ui.text import ms_text
+
+HEADLINE_KEY = "tail-headline"
+"""The headline's container (``st-key-tail-headline`` in the browser)."""
+_KEY = {TailInputs: astuple}
+_NAMES = {0.99: "p99", 0.999: "p99.9"}
+
+
+@st.cache_data(max_entries=256, hash_funcs=_KEY, show_spinner=False)
+def judged(inputs: TailInputs) -> TailJudgement:
+    """``judge_tail``, cached: tens of ms, and every rerun of the page asks for it."""
+    return judge_tail(inputs)
+
+
+def change_text(change: float) -> str | None:
+    """The model's change of a quantile with hedging, as a metric's delta (None where unstable)."""
+    if not math.isfinite(change):
+        return None
+    return f"{change:+.0%} against unhedged"
+
+
+def extra_work_text(result: TailJudgement) -> str:
+    """The hedges' extra work as shown ('—' where there is no steady state)."""
+    return "—" if result.extra_work is None else f"{result.extra_work:+.1%}"
+
+
+def utilization_text(result: TailJudgement) -> str:
+    """The leaves' utilization with the hedges' load, or 'over 100%' where it runs away."""
+    return f"{result.utilization:.1%}" if result.stable else "over 100%"
+
+
+def headline(result: TailJudgement) -> None:
+    """The request's p99 and p99.9 unhedged and hedged, then what hedging costs."""
+    with st.container(key=HEADLINE_KEY):
+        columns = iter(st.columns(4))
+        for q, name in _NAMES.items():
+            next(columns).metric(f"Request {name}, unhedged", ms_text(result.unhedged[q]))
+            next(columns).metric(
+                f"Request {name}, hedged",
+                ms_text(result.hedged[q]),
+                delta=change_text(result.change[q]),
+                delta_color="inverse",
+            )
+        share, work, busy = st.columns(3)
+        share.metric(
+            "Leaf requests hedged",
+            f"{result.hedged_share:.1%}",
+            help="Share of leaf requests still out at the delay, which send a second copy: the "
+            "load hedging adds if cancelling saves nothing.",
+        )
+        work.metric(
+            "Extra work",
+            extra_work_text(result),
+            help="The copies' busy time against one copy's, if a copy's latency were its work "
+            "and cancelling were instant: cancelled slow copies can save more than the second "
+            "copies cost.",
+        )
+        busy.metric(
+            "Leaf utilization with hedges",
+            utilization_text(result),
+            help=f"From {result.inputs.base_utilization:.0%} before hedging.",
+        )
+    if not result.stable:
+        st.error(
+            f"Unstable (∞): at {result.inputs.base_utilization:.0%} busy, the hedges' extra "
+            "load slows the leaves, slower leaves pass the fixed delay more often, and their "
+            "load passes 100%: there is no steady state. Hedge later or run the leaves "
+            "less busy.",
+            icon=":material/error:",
+        )
+
+
+def arithmetic(result: TailJudgement) -> None:
+    """The paper's arithmetic for the leaf's own p99: ``1 - (1 - 0.01)^N``."""
+    n = result.inputs.fanout
+    leaves = "1 leaf" if n == 1 else f"{n:,} leaves"
+    st.markdown(
+        f"With {leaves}, **{result.slow_share:.0%}** of requests wait for at least one leaf "
+        f"slower than its p99 ({ms_text(result.inputs.leaf_p99_ms)}): "
+        f"1 − (1 − {result.slow_leaf_share:g})^{n:,} = {result.slow_share:.4f}."
+    )
+    st.caption(
+        f"Hedged after {ms_text(result.delay_ms)} (the leaf's p"
+        f"{result.inputs.hedge_percentile:g}); a second copy goes to another leaf and the first "
+        "answer wins. Leaves are independent and alike, as in the paper's arithmetic."
+    )
