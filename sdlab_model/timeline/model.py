@@ -194,8 +194,7 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         floats[_stepper.P_MAX_SCALE_DOWN_RATE] = KPA_MAX_SCALE_DOWN_RATE
         ints[_stepper.I_PERIOD] = _steps(KPA_TICK_S, step)
         ints[_stepper.I_WINDOW] = _steps(scaler.kpa_stable_window_s, step)
-        panic_window_s = scaler.kpa_stable_window_s * scaler.kpa_panic_window_percentage / 100.0
-        ints[_stepper.I_PANIC_WINDOW] = _steps(panic_window_s, step)
+        ints[_stepper.I_PANIC_WINDOW] = _steps(kpa_panic_window_s(scaler), step)
     elif scaler.kind == "ray":
         floats[_stepper.P_TARGET] = scaler.ray_target_ongoing_requests
         ints[_stepper.I_WINDOW] = _steps(scaler.ray_look_back_period_s, step)
@@ -292,6 +291,14 @@ def hpa_metric_delay_s(cold_start: ColdStart) -> float:
         cold_start.node_provision_s + HPA_CPU_INITIALIZATION_PERIOD_S - cold_start.cold_start_s
     )
     return min(HPA_METRIC_WINDOW_S, max(0.0, past_initialization))
+
+
+def kpa_panic_window_s(scaler: AutoscalerConfig) -> float:
+    """Knative's panic window: ``stable window x percentage / 100`` rounded to a whole second, at
+    least one 1 s bucket (``pkg/reconciler/autoscaling/resources/metric.go`` lines 49-52 at
+    knative/serving 98e5ef90aa)."""
+    window = scaler.kpa_stable_window_s * scaler.kpa_panic_window_percentage / 100.0
+    return max(1.0, float(math.floor(window + 0.5)))  # Go's Duration.Round: halves away from 0
 
 
 def kpa_target_per_pod(inputs: TimelineInputs) -> float:

@@ -40,7 +40,7 @@ import math
 import pytest
 
 from sdlab_model.timeline import AutoscalerConfig, TimelineInputs, TrafficShape, run_timeline
-from sdlab_model.timeline.model import time_in_system_s
+from sdlab_model.timeline.model import kpa_panic_window_s, time_in_system_s
 from sdlab_model.workload import Workload
 
 TICK_S = 2
@@ -151,3 +151,15 @@ def test_kpa_repeats_the_cycle_every_116_seconds():
         later = {t - shift: n for t, n in decisions.items() if 60 + shift < t <= 176 + shift}
         expected = {t: n for t, n in first.items() if t + shift < 600}
         assert later == expected, f"cycle {cycle + 1} differs from the first"
+
+
+@pytest.mark.parametrize(
+    ("stable_s", "percent", "expected_s"),
+    [(60, 10, 6.0), (61, 10, 6.0), (65, 10, 7.0), (6, 1, 1.0), (75, 10, 8.0)],
+)
+def test_kpa_panic_window_rounds_to_a_second_as_knative_does(stable_s, percent, expected_s):
+    # metric.go 49-52: Duration.Round(time.Second) (6.1 s -> 6, 6.5 s -> 7), never below 1 s.
+    scaler = AutoscalerConfig(
+        kind="kpa", kpa_stable_window_s=stable_s, kpa_panic_window_percentage=percent
+    )
+    assert kpa_panic_window_s(scaler) == expected_s
