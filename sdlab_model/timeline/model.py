@@ -165,11 +165,34 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
     """The time-stepped model over ``inputs``' duration (see the module docstring)."""
     from sdlab_model.timeline import _stepper
 
+    arguments = kernel_arguments(inputs)
+    (ready, starting, backlog_start, backlog_end, served, dropped, busy, concurrency, decided) = (
+        _stepper.run(*arguments)
+    )
+    times = np.arange(inputs.steps) * inputs.step_s
+    return _result(
+        inputs,
+        times,
+        arguments[0],
+        ready,
+        starting,
+        backlog_start,
+        backlog_end,
+        served,
+        dropped,
+        busy,
+        concurrency,
+        decided,
+    )
+
+
+def kernel_arguments(inputs: TimelineInputs) -> tuple:
+    """The compiled loop's arguments for ``inputs`` (``_stepper.run``'s signature, in order)."""
+    from sdlab_model.timeline import _stepper
+
     scaler = inputs.autoscaler
     step = inputs.step_s
-    n = inputs.steps
-    times = np.arange(n) * step
-    rates = inputs.traffic.rates_rps(times).astype(float)
+    rates = inputs.traffic.rates_rps(np.arange(inputs.steps) * step).astype(float)
     capacity_per_replica = inputs.capacity_per_replica_rps
     cold_steps = _steps(inputs.cold_start.cold_start_s, step)
     kind = ("none", "hpa", "kpa", "ray").index(scaler.kind)
@@ -202,36 +225,20 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         ints[_stepper.I_UP_DELAY] = int(scaler.ray_upscale_delay_s / step + 1e-9)
         ints[_stepper.I_DOWN_DELAY] = int(scaler.ray_downscale_delay_s / step + 1e-9)
     queue_limit = inputs.queue_limit_requests if inputs.queue_limit_requests > 0 else np.inf
-    (ready, starting, backlog_start, backlog_end, served, dropped, busy, concurrency, decided) = (
-        _stepper.run(
-            rates,
-            float(step),
-            float(capacity_per_replica),
-            float(time_in_system_s(inputs)),
-            float(queue_limit),
-            kind,
-            floats,
-            ints,
-            inputs.initial_replicas,
-            scaler.min_replicas,
-            scaler.max_replicas,
-            cold_steps,
-            counted_steps,
-        )
-    )
-    return _result(
-        inputs,
-        times,
+    return (
         rates,
-        ready,
-        starting,
-        backlog_start,
-        backlog_end,
-        served,
-        dropped,
-        busy,
-        concurrency,
-        decided,
+        float(step),
+        float(capacity_per_replica),
+        float(time_in_system_s(inputs)),
+        float(queue_limit),
+        kind,
+        floats,
+        ints,
+        inputs.initial_replicas,
+        scaler.min_replicas,
+        scaler.max_replicas,
+        cold_steps,
+        counted_steps,
     )
 
 
