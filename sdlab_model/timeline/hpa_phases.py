@@ -88,9 +88,12 @@ class HpaBand:
         return sum(tuple(n for _, n in run.scale_ups(len(totals))) == totals for run in self.runs)
 
 
-def hpa_decisions(inputs: TimelineInputs, sync_phase_s: float, scrape_phase_s: float) -> PhaseRun:
+def hpa_decisions(
+    inputs: TimelineInputs, sync_phase_s: float, scrape_phase_s: float, arguments=None
+) -> PhaseRun:
     """The HPA's decisions with syncs at ``sync_phase_s + k x period`` and metrics-server
-    scrapes at ``scrape_phase_s + j x 15 s`` (each phase in [0, its period), whole steps)."""
+    scrapes at ``scrape_phase_s + j x 15 s`` (each phase in [0, its period), whole steps);
+    ``arguments``: ``kernel_arguments(inputs)`` if already computed."""
     from sdlab_model.timeline import _stepper
 
     scaler = inputs.autoscaler
@@ -102,7 +105,7 @@ def hpa_decisions(inputs: TimelineInputs, sync_phase_s: float, scrape_phase_s: f
     ):
         if not 0.0 <= phase < period:
             raise ValueError(f"{name}={phase!r} is outside [0, {period:g})")
-    arguments = kernel_arguments(inputs)
+    arguments = arguments or kernel_arguments(inputs)
     ints = arguments[7].copy()
     step = inputs.step_s
     ints[_stepper.I_SYNC_PHASE] = round(sync_phase_s / step)
@@ -115,14 +118,21 @@ def hpa_decisions(inputs: TimelineInputs, sync_phase_s: float, scrape_phase_s: f
 
 def hpa_band(
     inputs: TimelineInputs,
-    sync_phases_s: tuple[float, ...] = PHASE_GRID_S,
+    sync_phases_s: tuple[float, ...] | None = None,
     scrape_phases_s: tuple[float, ...] = PHASE_GRID_S,
     scale_ups: int = SCALE_UPS,
 ) -> HpaBand:
-    """``hpa_decisions`` at every pair of phases, summarized over the first ``scale_ups``
-    scale-ups that every run reaches (none if some run never scales up)."""
+    """``hpa_decisions`` at every pair of phases (sync phases by default at fifths of the sync
+    period: ``PHASE_GRID_S`` for 15 s), summarized over the first ``scale_ups`` scale-ups that
+    every run reaches (none if some run never scales up)."""
+    if sync_phases_s is None:
+        period = inputs.autoscaler.hpa_sync_period_s
+        sync_phases_s = tuple(period * i / len(PHASE_GRID_S) for i in range(len(PHASE_GRID_S)))
+    arguments = kernel_arguments(inputs)
     runs = tuple(
-        hpa_decisions(inputs, sync, scrape) for sync in sync_phases_s for scrape in scrape_phases_s
+        hpa_decisions(inputs, sync, scrape, arguments)
+        for sync in sync_phases_s
+        for scrape in scrape_phases_s
     )
     ups = [run.scale_ups(scale_ups) for run in runs]
     reached = min(len(u) for u in ups)
