@@ -21,6 +21,9 @@ if inputs is None:
 else:
     autoscaled, fixed = sections.run_both(inputs)
     st.markdown(sections.ramp_story(autoscaled))
+    band = sections.hpa_band_caption(inputs)
+    if band:
+        st.caption(band)
     st.plotly_chart(sections.timeline_figure(autoscaled), key="timeline.chart")
     st.subheader("Autoscaled against a fixed fleet sized for the peak")
     sections.totals_table(autoscaled, fixed)

@@ -4,6 +4,8 @@
 - ``autoscalers``: HPA, KPA and Ray Serve with their real defaults (cited), and the cold start.
 - ``model``: the time-stepped model (``run_timeline``) and the fixed fleet sized for the peak
   (``run_fixed_for_peak``); ``_stepper`` its compiled loop.
+- ``hpa_phases``: the HPA's decisions at a given sync and metrics-scrape phase, and their band
+  over a grid of phases (``hpa_band``).
 - ``check``: the same arrivals and replica schedule through the discrete-event simulator
   (``simulate_timeline``).
 - ``canary``: a canary rollout's per-version p99, extra cost and time to detect a regression

@@ -41,7 +41,10 @@ I_RATE_PERIOD = 4  # HPA scale-up policy period
 I_UP_DELAY = 5  # Ray
 I_DOWN_DELAY = 6  # Ray
 I_SCALE_UP_PODS = 7  # HPA
-N_INT_PARAMS = 8
+I_SYNC_PHASE = 8  # HPA: syncs at steps k > 0 with (k - phase) % period == 0
+I_SCRAPE_PHASE = 9  # HPA: metrics-server scrapes at steps s with (s - phase) % interval == 0
+I_SCRAPE_INTERVAL = 10  # HPA: metrics-server's resolution (0: a fresh scrape at every sync)
+N_INT_PARAMS = 11
 
 
 def _compile(function):
@@ -66,9 +69,33 @@ def _window_mean(values: np.ndarray, end: int, length: int) -> float:
 window_mean = _compile(_window_mean)
 
 
+def _last_scrape(k, ints):
+    """The step of the newest metrics-server scrape at or before step ``k`` (its CPU rate covers
+    the metric window before it); ``k`` itself when scrapes are not phased."""
+    interval = ints[I_SCRAPE_INTERVAL]
+    if interval <= 0:
+        return k
+    return k - (k - ints[I_SCRAPE_PHASE]) % interval
+
+
+last_scrape = _compile(_last_scrape)
+
+
+def _counted_at_scrape(counted, started, scrape, k, counted_steps):
+    """Replicas counted at step ``k`` less those whose metric became usable after the scrape
+    the HPA reads: their newest metric predates the window groupPods requires."""
+    seen = counted
+    for j in range(max(scrape + 1, counted_steps), k + 1):
+        seen -= started[j - counted_steps]
+    return seen
+
+
+counted_at_scrape = _compile(_counted_at_scrape)
+
+
 def _hpa_raw(k, total, counted, busy, floats, ints):
-    """The HPA's replica calculator (``GetResourceReplicas``): its recommendation before the
-    stabilization window and rate limits."""
+    """The HPA's replica calculator (``GetResourceReplicas``) on the metric of the scrape at
+    step ``k``: its recommendation before the stabilization window and rate limits."""
     if counted <= 0:
         return total  # no usable metrics: the HPA reports an error and leaves the scale alone
     utilization = window_mean(busy, k, max(1, ints[I_WINDOW]))
@@ -172,8 +199,10 @@ def _run(
         total = ready + starting
         desired = total
         period = max(1, ints[I_PERIOD])
-        if kind == HPA and k > 0 and k % period == 0:
-            raw = hpa_raw(k, total, counted, busy, floats, ints)
+        if kind == HPA and k > 0 and (k - ints[I_SYNC_PHASE]) % period == 0:
+            scrape = last_scrape(k, ints)
+            seen = counted_at_scrape(counted, started, scrape, k, counted_steps)
+            raw = hpa_raw(scrape, total, seen, busy, floats, ints)
             desired = hpa_decision(
                 k,
                 total,

@@ -11,12 +11,18 @@ Four policies decide how many replicas the fleet should have (``AutoscalerConfig
   down, and grows by at most ``max(2 x current, current + 4)`` per 15 s (the default behavior).
   A pod's CPU metric is usable one metric window after it turns ready while it is within the
   CPU initialization period of its start (its StartTime, after node provisioning), and as soon
-  as it is ready after that (``model.hpa_metric_delay_s``).
+  as it is ready after that (``model.hpa_metric_delay_s``). The timeline's HPA syncs and reads a
+  CPU window ending at 15 s, 30 s, ...; ``hpa_phases`` moves the sync and metrics-server's
+  scrapes off those instants and gives the band of decisions over the phases.
 - ``kpa``: the Knative Pod Autoscaler on concurrency (requests in flight, queued included).
   Every 2 s it divides the mean concurrency of the last 60 s (stable) and of the last 6 s (panic)
   by the per-pod target (``containerConcurrency x 0.7``); panic starts when the panic count is at
   least twice the ready pods, and while panicking the count never falls; it ends once the panic
-  condition has been false for a whole stable window.
+  condition has been false for a whole stable window. Then it scales down to the stable count
+  at most halving the ready pods per tick (max scale-down rate 2). Where a fleet that carries
+  the load is at far less than the target per pod, the stable count after a panic is a fleet
+  that cannot carry it, and Knative cycles between the two (the x5 step at 2,000 req/s:
+  ``tests/sdlab_model/timeline/test_kpa_step.py``, by hand from the source).
 - ``ray``: Ray Serve's default policy on ongoing requests per replica (target 2): it wants
   ``ceil(total ongoing / target)`` replicas, acted on only after the same direction has been
   wanted continuously for ``upscale_delay_s`` (up) or ``downscale_delay_s`` (down).
@@ -34,8 +40,9 @@ Sources (read 2026-11-30):
 - Knative Serving: ``pkg/autoscaler/config/config.go`` ``defaultConfig`` (stable window 60 s,
   panic window 10% of it, panic threshold 200%, target utilization 0.7, max scale-up rate 1000,
   max scale-down rate 2), ``pkg/autoscaler/scaling/autoscaler.go`` ``Scale`` (the panic rules),
-  ``pkg/autoscaler/scaling/multiscaler.go`` (``tickInterval = 2 * time.Second``); commit
-  98e5ef90aa (2026-08-21).
+  ``pkg/autoscaler/scaling/multiscaler.go`` (``tickInterval = 2 * time.Second``),
+  ``pkg/reconciler/autoscaling/resources/metric.go`` (the panic window, rounded to a second);
+  commit 98e5ef90aa (2026-08-21).
 - Ray Serve: ``python/ray/serve/autoscaling_policy.py`` (the policy and its delay counters) and
   https://docs.ray.io/en/latest/serve/api/doc/ray.serve.config.AutoscalingConfig.html
   (``target_ongoing_requests=2``, ``upscale_delay_s=30``, ``downscale_delay_s=600``,

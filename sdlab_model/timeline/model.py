@@ -165,11 +165,34 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
     """The time-stepped model over ``inputs``' duration (see the module docstring)."""
     from sdlab_model.timeline import _stepper
 
+    arguments = kernel_arguments(inputs)
+    (ready, starting, backlog_start, backlog_end, served, dropped, busy, concurrency, decided) = (
+        _stepper.run(*arguments)
+    )
+    times = np.arange(inputs.steps) * inputs.step_s
+    return _result(
+        inputs,
+        times,
+        arguments[0],
+        ready,
+        starting,
+        backlog_start,
+        backlog_end,
+        served,
+        dropped,
+        busy,
+        concurrency,
+        decided,
+    )
+
+
+def kernel_arguments(inputs: TimelineInputs) -> tuple:
+    """The compiled loop's arguments for ``inputs`` (``_stepper.run``'s signature, in order)."""
+    from sdlab_model.timeline import _stepper
+
     scaler = inputs.autoscaler
     step = inputs.step_s
-    n = inputs.steps
-    times = np.arange(n) * step
-    rates = inputs.traffic.rates_rps(times).astype(float)
+    rates = inputs.traffic.rates_rps(np.arange(inputs.steps) * step).astype(float)
     capacity_per_replica = inputs.capacity_per_replica_rps
     cold_steps = _steps(inputs.cold_start.cold_start_s, step)
     kind = ("none", "hpa", "kpa", "ray").index(scaler.kind)
@@ -194,8 +217,7 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         floats[_stepper.P_MAX_SCALE_DOWN_RATE] = KPA_MAX_SCALE_DOWN_RATE
         ints[_stepper.I_PERIOD] = _steps(KPA_TICK_S, step)
         ints[_stepper.I_WINDOW] = _steps(scaler.kpa_stable_window_s, step)
-        panic_window_s = scaler.kpa_stable_window_s * scaler.kpa_panic_window_percentage / 100.0
-        ints[_stepper.I_PANIC_WINDOW] = _steps(panic_window_s, step)
+        ints[_stepper.I_PANIC_WINDOW] = _steps(kpa_panic_window_s(scaler), step)
     elif scaler.kind == "ray":
         floats[_stepper.P_TARGET] = scaler.ray_target_ongoing_requests
         ints[_stepper.I_WINDOW] = _steps(scaler.ray_look_back_period_s, step)
@@ -203,36 +225,20 @@ def run_timeline(inputs: TimelineInputs) -> TimelineResult:
         ints[_stepper.I_UP_DELAY] = int(scaler.ray_upscale_delay_s / step + 1e-9)
         ints[_stepper.I_DOWN_DELAY] = int(scaler.ray_downscale_delay_s / step + 1e-9)
     queue_limit = inputs.queue_limit_requests if inputs.queue_limit_requests > 0 else np.inf
-    (ready, starting, backlog_start, backlog_end, served, dropped, busy, concurrency, decided) = (
-        _stepper.run(
-            rates,
-            float(step),
-            float(capacity_per_replica),
-            float(time_in_system_s(inputs)),
-            float(queue_limit),
-            kind,
-            floats,
-            ints,
-            inputs.initial_replicas,
-            scaler.min_replicas,
-            scaler.max_replicas,
-            cold_steps,
-            counted_steps,
-        )
-    )
-    return _result(
-        inputs,
-        times,
+    return (
         rates,
-        ready,
-        starting,
-        backlog_start,
-        backlog_end,
-        served,
-        dropped,
-        busy,
-        concurrency,
-        decided,
+        float(step),
+        float(capacity_per_replica),
+        float(time_in_system_s(inputs)),
+        float(queue_limit),
+        kind,
+        floats,
+        ints,
+        inputs.initial_replicas,
+        scaler.min_replicas,
+        scaler.max_replicas,
+        cold_steps,
+        counted_steps,
     )
 
 
@@ -292,6 +298,14 @@ def hpa_metric_delay_s(cold_start: ColdStart) -> float:
         cold_start.node_provision_s + HPA_CPU_INITIALIZATION_PERIOD_S - cold_start.cold_start_s
     )
     return min(HPA_METRIC_WINDOW_S, max(0.0, past_initialization))
+
+
+def kpa_panic_window_s(scaler: AutoscalerConfig) -> float:
+    """Knative's panic window: ``stable window x percentage / 100`` rounded to a whole second, at
+    least one 1 s bucket (``pkg/reconciler/autoscaling/resources/metric.go`` lines 49-52 at
+    knative/serving 98e5ef90aa)."""
+    window = scaler.kpa_stable_window_s * scaler.kpa_panic_window_percentage / 100.0
+    return max(1.0, float(math.floor(window + 0.5)))  # Go's Duration.Round: halves away from 0
 
 
 def kpa_target_per_pod(inputs: TimelineInputs) -> float:

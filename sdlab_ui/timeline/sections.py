@@ -23,6 +23,7 @@ from sdlab_model.timeline.autoscalers import (
     HPA_METRIC_WINDOW_S,
     MAX_REPLICAS,
 )
+from sdlab_model.timeline.hpa_phases import HpaBand, hpa_band
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR
@@ -231,6 +232,46 @@ def ramp_story(result: TimelineResult) -> str:
         f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
         f"req/s without a backlog the fleet would settle at {settled} replicas."
     )
+
+
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs={TimelineInputs: repr})
+def _cached_band(inputs: TimelineInputs) -> HpaBand:
+    with budget.slot(budget.WORK):
+        return hpa_band(inputs)
+
+
+def hpa_band_caption(inputs: TimelineInputs) -> str | None:
+    """The HPA's scale-ups over a grid of sync and metrics-scrape phases (the model's
+    ``hpa_band``), against the aligned run the chart shows; None for other autoscalers or
+    when some pairing never scales up."""
+    if inputs.autoscaler.kind != "hpa":
+        return None
+    band = _cached_band(inputs)
+    if not band.times_s:
+        return None
+    first, size = band.times_s[0], band.totals[0]
+    text = (
+        f"Over {len(band.runs)} pairings of the HPA's {inputs.autoscaler.hpa_sync_period_s:g} s "
+        f"sync with metrics-server's {HPA_METRIC_WINDOW_S:g} s scrapes, the first scale-up "
+        f"comes at {first.low:.0f}–{first.high:.0f} s (most often {first.common:.0f} s), to "
+        f"{size.low:.0f}–{size.high:.0f} replicas"
+    )
+    if len(band.times_s) > 1:
+        gaps = band.gaps_s
+        text += (
+            f"; scale-ups come {gaps.low:.0f}–{gaps.high:.0f} s apart, most often "
+            f"{gaps.common:.0f} s"
+        )
+    best = band.best
+    shown = "the pairing with both at phase 0 (a sync and a scrape at 15 s, 30 s, …)"
+    if best.sync_phase_s == 0 and best.scrape_phase_s == 0:
+        verdict = "the best case of them (it asks for the most replica-seconds)"
+    else:
+        verdict = (
+            f"the best case is sync phase {best.sync_phase_s:g} s, scrape phase "
+            f"{best.scrape_phase_s:g} s (the most replica-seconds asked for)"
+        )
+    return f"{text}. The decisions above are {shown}; {verdict}."
 
 
 @shared_cache(maxsize=8)

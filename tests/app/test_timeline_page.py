@@ -16,6 +16,7 @@ from sdlab_model.timeline import (
     run_timeline,
 )
 from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
+from sdlab_model.timeline.hpa_phases import hpa_band
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.workload import Workload
 from sdlab_ui.text import money
@@ -248,3 +249,27 @@ def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():
     assert not any(n.key == "timeline.widget.kpa_stable_s" for n in app.number_input), (
         "KPA knobs are hidden under Ray Serve"
     )
+
+
+def test_the_hpa_band_over_sync_and_scrape_phases_is_the_models():
+    query = {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
+    app = open_app(query, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    workload, _ = Workload.from_strings(query)
+    inputs = TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="step", base_rate_rps=3000, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=4, max_replicas=100),
+        cold_start=ColdStart(CPU_NODE_PROVISION_S, 2.0, 2.0),
+        duration_s=600,
+    )
+    band = hpa_band(inputs)
+    first, gaps = band.times_s[0], band.gaps_s
+    captions = " ".join(c.value for c in app.caption if c.value.startswith("Over 25 pairings"))
+    assert f"comes at {first.low:.0f}–{first.high:.0f} s" in captions, f"band: {captions}"
+    assert f"{gaps.low:.0f}–{gaps.high:.0f} s apart, most often {gaps.common:.0f} s" in captions
+    sync, scrape = band.best.sync_phase_s, band.best.scrape_phase_s
+    best = f"best case is sync phase {sync:g} s, scrape phase {scrape:g} s"
+    if sync == scrape == 0:
+        best = "best case of them"
+    assert best in captions, f"the best case is not marked: {captions}"

@@ -1,0 +1,159 @@
+"""The HPA's 3x step (15 replicas, 70% target, 45 s cold start) over 25 pairs of sync phase and
+metrics-server scrape phase, against an enumeration written here independently of the model.
+
+Sources: kubernetes/kubernetes ``pkg/controller/podautoscaler/replica_calculator.go`` at commit
+00067268967ec95a40035bd666374a1caf48dd1a (``GetResourceReplicas``: the 10% tolerance; on a
+scale-up, ignored pods count at 0% and a rebalanced ratio inside the tolerance or below 1 keeps
+the scale; ``groupPods``: within the CPU initialization period a pod is ignored while
+``metric.Timestamp.Before(readyTransition + metric.Window)``),
+``pkg/controller/podautoscaler/config/v1alpha1/defaults.go`` at 85643c0f9306 (lines 40-42 the
+15 s sync, 46-48 the 5 min downscale stabilization, 49-51 the 5 min CPU initialization period,
+58-60 the 0.1 tolerance); metrics-server's ``--metric-resolution=15s``.
+
+The enumeration, by hand (C = one replica's capacity; 10.5 C before t = 30 s, 31.5 C after):
+
+- Syncs at p, p + 15, ... (p = sync phase); scrapes at q, q + 15, ... (q = scrape phase). A
+  sync at t reads the newest scrape s <= t, whose CPU rate is the busy share over [s - 15, s).
+- A replica decided at d serves from d + 45 and is counted from the first scrape s >= d + 60
+  (ready + one 15 s window, inside the 5 min initialization period).
+- At a sync: u = busy share; with uncounted replicas and u / 0.7 > 1 the ratio is rebalanced,
+  r = u x counted / (0.7 x total); no change when |1 - r| <= 0.1 or r < 1, else ceil(r x total);
+  without uncounted replicas, ceil(u / 0.7 x counted) unless |1 - u / 0.7| <= 0.1. A lower
+  recommendation keeps the scale (the 5 min stabilization holds the recommendation that set it);
+  the +100% per 15 s limit (15 -> 30, 22 -> 44, 32 -> 64) never binds on these three.
+- So with the step at t = 30 on a scrape boundary only when q = 0: the first window wholly after
+  the step ends at 45 + q if q > 0 (u = 1: 15 / 0.7 -> 22), and the window that straddles it
+  gives u = 0.7 + 0.3 x (q' / 15) where q' seconds of it are after 30: q = 12 sees 12 s at
+  t = 42 -> u = 0.94 -> ceil(20.14) = 21 (the issue's 21), q = 6 sees 6 s -> 18, q = 9 -> 19,
+  q = 3 -> 3 s, u = 0.76, ratio 1.086 inside the tolerance: no change.
+- After a scale-up at d, the new pods count from the scrape at d + 60 + ((q - p) mod 15) and
+  the next sync at or after it: d + 60 when p = q, else d + 75. That is why a run's ladder
+  steps are 60 or 75 s apart; a straddling window adds a small scale-up 15 s before the
+  full-window one (18 then 22, 19 then 22).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from sdlab_model.timeline import AutoscalerConfig, ColdStart, TimelineInputs, TrafficShape
+from sdlab_model.timeline.hpa_phases import PHASE_GRID_S, hpa_band, hpa_decisions
+from sdlab_model.workload import Workload
+
+PHASES = (0, 3, 6, 9, 12)
+
+
+def _inputs() -> TimelineInputs:
+    base = Workload(replicas=15, dynamic_batching=False, lb_policy="central_queue")
+    per_replica = base.with_changes(replicas=1).capacity_rps
+    return TimelineInputs(
+        workload=base,
+        traffic=TrafficShape(kind="step", base_rate_rps=10.5 * per_replica, factor=3, at_s=30),
+        autoscaler=AutoscalerConfig(kind="hpa", min_replicas=15, max_replicas=100),
+        cold_start=ColdStart(node_provision_s=45, model_size_gb=0, load_bandwidth_gbps=1),
+        duration_s=300,
+    )
+
+
+def _rebalanced(u: float, counted: int, total: int) -> int:
+    """``GetResourceReplicas`` on a busy share ``u`` at a 0.7 target with a 0.1 tolerance."""
+    ratio = u / 0.7
+    if total > counted and ratio > 1.0:
+        rebalanced = u * counted / (0.7 * total)
+        if abs(1 - rebalanced) <= 0.1 or rebalanced < 1.0:
+            return total
+        return math.ceil(rebalanced * total - 1e-9)
+    if abs(1 - ratio) <= 0.1:
+        return total
+    return math.ceil(ratio * counted - 1e-9)
+
+
+def _enumerate(p: int, q: int, ups: int = 3) -> list[tuple[int, int]]:
+    """One phase pair by hand, in capacity units (C = 1), 1 s at a time, until ``ups``
+    scale-ups (see the module docstring)."""
+    cohorts: list[tuple[int, int]] = []  # (decided at, replicas added)
+    total, backlog, busy, found = 15, 0.0, [], []
+    for t in range(300):
+        if t > 0 and (t - p) % 15 == 0:
+            scrape = t - (t - q) % 15
+            window = busy[max(0, scrape - 15) : scrape] or busy[:1]
+            u = sum(window) / len(window)
+            counted = 15 + sum(n for d, n in cohorts if d + 60 <= scrape)
+            wanted = min(_rebalanced(u, counted, total), max(total + 4, 2 * total))
+            if wanted > total:
+                cohorts.append((t, wanted - total))
+                found.append((t, wanted))
+                total = wanted
+                if len(found) == ups:
+                    return found
+        ready = 15 + sum(n for d, n in cohorts if d + 45 <= t)
+        rate = 10.5 if t < 30 else 31.5
+        served = min(backlog + rate, ready)
+        backlog += rate - served
+        busy.append(served / ready)
+    return found
+
+
+def _spread(values):
+    counts = Counter(values)
+    top = max(counts.values())
+    return min(values), min(v for v, c in counts.items() if c == top), max(values), top
+
+
+@pytest.fixture(scope="module")
+def band():
+    return hpa_band(_inputs())
+
+
+def test_the_grid_is_the_enumerated_one():
+    assert tuple(float(p) for p in PHASES) == PHASE_GRID_S
+
+
+def test_each_phase_pair_matches_the_enumeration(band):
+    by_pair = {(run.sync_phase_s, run.scrape_phase_s): run for run in band.runs}
+    assert len(by_pair) == 25
+    for p in PHASES:
+        for q in PHASES:
+            got = [(int(t), n) for t, n in by_pair[(p, q)].scale_ups()]
+            assert got == _enumerate(p, q), f"sync phase {p} s, scrape phase {q} s"
+
+
+def test_the_band_matches_the_enumeration(band):
+    runs = [_enumerate(p, q) for p in PHASES for q in PHASES]
+    for i in range(3):
+        assert _spread([r[i][0] for r in runs]) == _spread_of(band.times_s[i]), f"time {i + 1}"
+        assert _spread([r[i][1] for r in runs]) == _spread_of(band.totals[i]), f"total {i + 1}"
+    gaps = [r[i + 1][0] - r[i][0] for r in runs for i in range(2)]
+    assert _spread(gaps) == _spread_of(band.gaps_s)
+    assert band.runs_with_totals((21, 30, 43)) == sum(
+        [n for _, n in r] == [21, 30, 43] for r in runs
+    )
+
+
+def _spread_of(spread):
+    return spread.low, spread.common, spread.high, spread.common_count
+
+
+def test_the_aligned_run_is_the_timelines_own_and_the_best(band):
+    """Phases 0 and 0 are the timeline's run (22 at 45 s, 32 at 105 s, 46 at 165 s); the best
+    run asks for the most replica-seconds, computed here from the enumerated decisions."""
+    aligned = hpa_decisions(_inputs(), 0.0, 0.0)
+    assert [(int(t), n) for t, n in aligned.scale_ups()] == [(45, 22), (105, 32), (165, 46)]
+    areas = {}
+    for run in band.runs:
+        points = [(0.0, 15), *run.decisions, (300.0, 0)]
+        areas[(run.sync_phase_s, run.scrape_phase_s)] = sum(
+            n * (points[i + 1][0] - t) for i, (t, n) in enumerate(points[:-1])
+        )
+    best = max(areas.values())
+    assert areas[(band.best.sync_phase_s, band.best.scrape_phase_s)] == best
+    assert areas[(0.0, 0.0)] == best, "aligned clocks ask for capacity soonest here"
+
+
+@pytest.mark.parametrize(("sync", "scrape"), [(15.0, 0.0), (0.0, -1.0), (0.0, 15.0)])
+def test_phases_outside_a_period_are_refused(sync, scrape):
+    with pytest.raises(ValueError, match="outside"):
+        hpa_decisions(_inputs(), sync, scrape)
