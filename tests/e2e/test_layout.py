@@ -25,6 +25,7 @@ PAGES = {
     "advice": "/advice",
     "residency": "/residency",
     "llm": "/llm",
+    "tail": "/tail",
     "tradeoffs": "/tradeoffs",
 }
 LAPTOP = {"width": 1440, "height": 900}
