@@ -20,11 +20,14 @@ download button and file uploader, and nothing else: no model call, no chart. Tw
 - fresh: each rerun after moving the rate slider to a value not seen before (cache misses: the
   model, the simulation and the figures are computed).
 
-A third figure times the Heatmaps page alone: each rerun after moving the model latency to a value
-not seen before, so every grid and figure on the page is computed afresh.
+The LLM page the same way: each rerun after moving its request rate to a value not seen before,
+against a bare page with the LLM page's inputs and cards and nothing computed from them (the
+shared sidebar in both). A last figure times the Heatmaps page alone: each rerun after moving
+the model latency to a value not seen before, so every grid and figure on the page is computed
+afresh.
 
 Targets: steady ratio <= 1.5x (issue 3); fresh ratio <= 2x and a fresh Heatmaps rerun <= 50 ms
-of server CPU (issue 13).
+of server CPU (issue 13); the LLM page's fresh ratio <= 2x (issue 23).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 quiet_bare_mode_warnings()  # before sdlab_ui's cached functions are made
 
+from sdlab_model.page_params import LLM_BY_NAME  # noqa: E402
 from sdlab_model.params import NUMERIC_BY_NAME  # noqa: E402
 from sdlab_model.queues import kernels  # noqa: E402
 
@@ -62,9 +66,9 @@ st.set_page_config(page_title="bare", layout="wide")
 page = st.navigation([st.Page({{page!r}}, title="Lab", default=True)])
 state.show_notices()
 try:
-    page.run()
-finally:
     sidebar.render()
+finally:
+    page.run()
 """
 
 _BARE_PAGE = """
@@ -82,6 +86,17 @@ st.download_button("Download scenario file (JSON)", scenario_file.dumps(lab.work
 st.file_uploader("Restore a scenario file", type=["json"], key="lab.scenario_upload")
 """
 
+
+_BARE_LLM_PAGE = """
+import streamlit as st
+from sdlab_ui.llm import cards, controls
+
+st.title("LLM serving: tokens, batches and the KV cache")
+st.caption("The LLM page's inputs and cards, and nothing computed from them.")
+cards.draw()
+controls.show_notices()
+controls.draw()
+"""
 
 _MEASURES = ("server CPU", "server wall", "AppTest wall")
 
@@ -108,6 +123,17 @@ def _fresh_model_latencies(count: int) -> list[float]:
     """Model latencies the Heatmaps page has not seen: each one misses every grid cache."""
     spec = NUMERIC_BY_NAME["model_latency_ms"]
     return [round(spec.default + 0.37 * (index + 1), 3) for index in range(count)]
+
+
+def _fresh_llm_rates(count: int) -> list[float]:
+    """LLM request rates the LLM page has not seen: each one misses its caches."""
+    spec = LLM_BY_NAME["rate_rps"]
+    return [round(spec.default + 0.013 * (index + 1), 4) for index in range(count)]
+
+
+def _move_llm(app: AppTest, **changes) -> None:
+    """Move the LLM page's inputs as its widgets' callbacks would."""
+    app.session_state["llm.values"] = {**app.session_state["llm.values"], **changes}
 
 
 def _move(app: AppTest, **changes) -> None:
@@ -148,6 +174,22 @@ def main() -> None:
                 _move(app, rate_rps=rate)
                 times.append(_timed_run(app))
 
+        llm_page_path = Path(folder) / "bare_llm.py"
+        llm_page_path.write_text(_BARE_LLM_PAGE)
+        bare_llm_path = Path(folder) / "bare_llm_app.py"
+        bare_llm_path.write_text(_BARE_APP.format(page=str(llm_page_path)))
+        llm = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+        bare_llm = AppTest.from_file(str(bare_llm_path), default_timeout=300)
+        _timed_run(llm)
+        llm.switch_page("app_pages/llm.py")
+        for app in (llm, bare_llm, llm, bare_llm):
+            _timed_run(app)
+        fresh_llm, fresh_bare_llm = [], []
+        for rate in _fresh_llm_rates(max(5, args.reruns // 4)):
+            for app, times in ((llm, fresh_llm), (bare_llm, fresh_bare_llm)):
+                _move_llm(app, rate_rps=rate)
+                times.append(_timed_run(app))
+
         heatmaps = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
         _timed_run(heatmaps)
         heatmaps.switch_page("app_pages/heatmaps.py")
@@ -166,13 +208,14 @@ def main() -> None:
             bare_ms = 1000 * statistics.median(t[index] for t in bare_times)
             ratios.append(lab_ms / bare_ms)
             print(
-                f"{mode:>6} {what:>12}: Lab page {lab_ms:7.1f} ms, bare page {bare_ms:7.1f} ms,"
+                f"{mode:>9} {what:>12}: sdlab {lab_ms:7.1f} ms, bare page {bare_ms:7.1f} ms,"
                 f" ratio {lab_ms / bare_ms:.2f}x  (median of {len(lab_times)} reruns each)"
             )
         return ratios[0]
 
     steady = report("steady", steady_lab, steady_bare)
     fresh = report("fresh", fresh_lab, fresh_bare)
+    fresh_llm_ratio = report("LLM fresh", fresh_llm, fresh_bare_llm)
     heatmaps_ms = [1000 * statistics.median(t[i] for t in fresh_heatmaps) for i in range(3)]
     print(
         f"Heatmaps fresh: server CPU {heatmaps_ms[0]:.1f} ms, server wall {heatmaps_ms[1]:.1f} ms,"
@@ -181,6 +224,7 @@ def main() -> None:
     for what, value, target, unit in (
         ("steady-state server CPU ratio", steady, 1.5, "x"),
         ("fresh server CPU ratio", fresh, 2.0, "x"),
+        ("LLM page fresh server CPU ratio", fresh_llm_ratio, 2.0, "x"),
         ("fresh Heatmaps server CPU", heatmaps_ms[0], 50.0, " ms"),
     ):
         verdict = "meets" if value <= target else "MISSES"
