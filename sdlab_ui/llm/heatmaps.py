@@ -2,7 +2,7 @@
 second input the visitor picks (replicas, tensor parallel or prompt length).
 
 The grid is ``llm_heatmap``'s (one numpy pass), computed in the work lane and cached; the rate
-axis, on a log scale, reaches past the largest stable rate (``max_stable_rate``) of the most
+axis, on a log scale, reaches past the largest stable rate (``max_stable_rates``) of the most
 capable row, so every row's unstable edge is in view.
 """
 
@@ -13,7 +13,8 @@ from dataclasses import astuple
 import numpy as np
 import streamlit as st
 
-from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap, max_stable_rate
+from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap
+from sdlab_model.llm.capacity import max_stable_rates
 from sdlab_model.page_params import LLM_HEATMAP_AXIS
 from sdlab_ui.llm import controls
 from sdlab_ui.llm.figures import p99_figure
@@ -47,7 +48,8 @@ def _y_values(workload: LlmWorkload, field: str) -> tuple[float, ...]:
 def _x_values(workload: LlmWorkload, y_field: str, rows: tuple[float, ...]) -> tuple[float, ...]:
     """Request rates on a log scale, up to past where the most capable row stops being stable
     (the first or the last row: capacity moves one way along each second axis)."""
-    limit = max(max_stable_rate(workload.with_changes(**{y_field: y})) for y in (rows[0], rows[-1]))
+    ends = [workload.with_changes(**{y_field: y}) for y in (rows[0], rows[-1])]
+    limit = float(max(max_stable_rates(ends, rounds=2)))  # ~4% is plenty for an axis's top
     top = min(max(2.0 * workload.rate_rps, 1.5 * limit, 0.1), INPUT_RANGES["rate_rps"][1])
     rates = set(np.geomspace(top / RATE_SPAN, top, RATE_STEPS).round(6))
     if workload.rate_rps > 0:

@@ -9,7 +9,7 @@ import pytest
 
 from sdlab_model.llm import DEFAULT_EFFICIENCY, LlmWorkload, analytic, llm_latency
 from sdlab_model.llm import _analytic_kernel as kernel
-from sdlab_model.llm.capacity import max_rate_at_targets, max_stable_rate
+from sdlab_model.llm.capacity import max_rate_at_targets, max_stable_rate, max_stable_rates
 from sdlab_model.llm.heatmap import llm_heatmap
 
 
@@ -19,6 +19,17 @@ def test_max_stable_rate_is_the_edge_of_stability():
     assert edge > 0, "a 70B model on 4 H100s serves some traffic"
     assert llm_latency(w.with_changes(rate_rps=0.97 * edge)).is_stable, "just below: stable"
     assert not llm_latency(w.with_changes(rate_rps=1.03 * edge)).is_stable, "just above: not"
+
+
+def test_stable_rates_searched_together_are_each_ones_and_two_rounds_are_near_from_below():
+    workloads = [
+        LlmWorkload(tensor_parallel=tp, replicas=replicas)
+        for tp, replicas in ((1, 1), (2, 3), (8, 1), (4, 16))
+    ]
+    alone = np.array([max_stable_rate(w) for w in workloads])
+    assert np.array_equal(max_stable_rates(workloads), alone), "together, not each one's edge"
+    coarse = max_stable_rates(workloads, rounds=2)
+    assert np.all(coarse <= alone) and np.all(coarse >= 0.95 * alone), (coarse, alone)
 
 
 def test_max_rate_at_targets_meets_them_and_tighter_targets_lower_it():
