@@ -70,7 +70,7 @@ def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        page.goto(f"{server_url}/timeline?rate_rps=3000&replicas=4&tl.traffic=spike")
+        page.goto(f"{server_url}/timeline?rate_rps=3000&replicas=4&tl.traffic=step")
         page.wait_for_selector(PLOTLY)
         page.wait_for_function(IDLE_JS)
         # Four panels: each is a plotly subplot with its own y axis (the first chart; the
@@ -82,7 +82,7 @@ def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
         assert lines >= 7, f"only {lines} lines drawn (offered, capacity, replicas, p99, backlog)"
         assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
         assert not errors, f"the browser reported errors: {errors}"
-        assert "tl.traffic=spike" in page.url, f"the timeline's inputs left the URL: {page.url}"
+        assert "tl.traffic=step" in page.url, f"the timeline's inputs left the URL: {page.url}"
     finally:
         context.close()
 
