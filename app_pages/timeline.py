@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from sdlab_model.timeline.comparison import compare_with_fixed
 from sdlab_ui import state
 from sdlab_ui.timeline import canary, controls, sections
 
@@ -26,6 +27,7 @@ else:
         st.caption(band)
     st.plotly_chart(sections.timeline_figure(autoscaled), key="timeline.chart")
     st.subheader("Autoscaled against a fixed fleet sized for the peak")
+    st.markdown(state.plain_text(compare_with_fixed(autoscaled, fixed).sentence))
     sections.totals_table(autoscaled, fixed)
     sections.simulator_check(inputs, autoscaled)
 st.divider()

@@ -7,8 +7,8 @@ The page runs in this process through Streamlit's AppTest (the script run the se
 without the network), timed around ``ScriptRunner._run_script`` as ``scripts/bench_rerun.py``
 does: the CPU time of the script thread (its own work: widgets, the model runs, the canary
 plan, the figures, serialising every element) and its wall time. The sidebar's workload is the
-lab's default; the page's inputs are its defaults (a 3x step at 60 s, Kubernetes HPA, 600 s at
-1 s steps). Four figures:
+lab's default; the page's inputs are its defaults (a 75x spike at 60 s for 300 s, Kubernetes HPA,
+1,200 s at 1 s steps; before issue 25 a 3x step over 600 s). Four figures:
 
 - first load in a fresh process (run in a subprocess): the first visitor after the server
   starts, straight to the Timeline page (every import, numba's start-up and the compiled loops
@@ -17,7 +17,7 @@ lab's default; the page's inputs are its defaults (a 3x step at 60 s, Kubernetes
 - first load of a new session in a warm process, with every ``st.cache_data`` cleared: what
   each visitor with inputs not seen before costs;
 - rerun with unchanged inputs (cache hits);
-- rerun after changing the step's multiplier to a value not seen before (the timelines and the
+- rerun after changing the spike's multiplier to a value not seen before (the timelines and the
   figure are computed again; the canary's plan is a cache hit).
 
 Target (issue 14, round two): a first load under ~1 s of server CPU.
@@ -115,7 +115,7 @@ def main() -> int:
         ("first load, fresh process, after one Lab page", after_lab),
         ("first load, new session, warm process, caches cleared", firsts),
         ("rerun, unchanged inputs", reruns),
-        ("rerun, a new step multiplier", fresh),
+        ("rerun, a new spike multiplier", fresh),
     ):
         cpu = [run[0] for run in runs]
         wall = [run[1] for run in runs]

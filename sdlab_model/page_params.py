@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from sdlab_model.advice.hardware import hardware_by_id
+from sdlab_model.assessment import min_replicas_for_target
 from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.llm.kv_cache import PRECISION_BYTES
 from sdlab_model.params import (
@@ -34,6 +35,7 @@ from sdlab_model.timeline.autoscalers import (
     AutoscalerConfig,
 )
 from sdlab_model.timeline.traffic import TRAFFIC_KINDS, TRAFFIC_LABELS
+from sdlab_model.workload import Workload
 
 
 def _accelerator_label(hardware_id: str) -> str:
@@ -82,8 +84,8 @@ TIMELINE_CHOICES: tuple[ChoiceInput, ...] = (
         "Shape",
         TRAFFIC_KINDS,
         tuple(TRAFFIC_LABELS[k] for k in TRAFFIC_KINDS),
-        "step",
-        "",
+        "spike",
+        "A spike by default: the fleet has to scale up for it and back down after it.",
     ),
     ChoiceInput(
         "scaler",
@@ -99,20 +101,61 @@ WORKLOAD_DEFAULTS: frozenset[str] = frozenset({"min_replicas", "provision_s"})
 """Timeline inputs whose default is the workload's (its replicas; a CPU or GPU node's
 provisioning): the default declared is the default workload's."""
 
+DEFAULT_SPIKE_FACTOR = 75.0
+_WORKLOAD = Workload()
+_FLEET_RPS = _WORKLOAD.capacity_rps
+
+
+def _factor_help() -> str:
+    """Why the default multiplier: what it asks of the default workload's fleet (the model's)."""
+    rate = _WORKLOAD.rate_rps
+    peak = rate * DEFAULT_SPIKE_FACTOR
+    needed = min_replicas_for_target(_WORKLOAD.with_changes(rate_rps=peak))
+    return (
+        f"{DEFAULT_SPIKE_FACTOR:g}× by default: the sidebar's default {rate:,.0f} req/s becomes "
+        f"{peak:,.0f} req/s, {peak / _FLEET_RPS:.1f} times what its {_WORKLOAD.replicas} "
+        f"replicas serve on full batches ({_FLEET_RPS:,.0f} req/s); {needed} replicas meet "
+        "the p99 target at that rate, so the autoscaler has to add them."
+    )
+
+
 TIMELINE_INPUTS: tuple[NumericInput, ...] = (
-    _typed("factor", "Multiplier k (×)", 0.0, 100.0, 3.0, 0.5),
-    _typed("at_s", "At t", 0.0, 172_800.0, 60.0, 10.0, unit="s"),
-    _typed("spike_s", "Spike lasts d", 0.0, 172_800.0, 120.0, 10.0, unit="s"),
+    _typed(
+        "factor", "Multiplier k (×)", 0.0, 100.0, DEFAULT_SPIKE_FACTOR, 0.5, help=_factor_help()
+    ),
+    _typed(
+        "at_s",
+        "At t",
+        0.0,
+        172_800.0,
+        60.0,
+        10.0,
+        unit="s",
+        help="60 s by default: a minute of the base rate first, the fleet at rest.",
+    ),
+    _typed(
+        "spike_s",
+        "Spike lasts d",
+        0.0,
+        172_800.0,
+        300.0,
+        10.0,
+        unit="s",
+        help="300 s by default: long enough for the HPA's ramp (one decision per cold start "
+        "and metric window) to reach the spike's size before it ends.",
+    ),
     _typed("peak_to_trough", "Peak / trough", 1.0, 100.0, 4.0, 0.5),
     _typed(
         "duration_s",
         "Duration",
         60.0,
         172_800.0,
-        600.0,
+        1200.0,
         60.0,
         unit="s",
-        help="86400 is a day. The model runs a day at 1 s steps in well under a second.",
+        help="86400 is a day. The model runs a day at 1 s steps in well under a second. 1200 s "
+        "by default: the spike and the scale-down after it (the HPA's 300 s stabilization, "
+        "Ray Serve's 600 s downscale delay).",
     ),
     _typed("step_s", "Step", 0.1, 60.0, 1.0, 0.5, unit="s"),
     _typed(

@@ -3,10 +3,19 @@ refuses bad input safely, and checks itself against the simulator on request."""
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import replace
 
+import numpy as np
 from apptest_helpers import assert_no_exception, open_app
 
+from sdlab_model.page_params import (
+    TIMELINE_CHOICE_BY_NAME,
+    TIMELINE_CHOICES,
+    TIMELINE_INPUTS,
+    TIMELINE_KNOBS,
+)
 from sdlab_model.timeline import (
     AutoscalerConfig,
     ColdStart,
@@ -16,12 +25,16 @@ from sdlab_model.timeline import (
     run_timeline,
 )
 from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
+from sdlab_model.timeline.comparison import compare_with_fixed
 from sdlab_model.timeline.hpa_phases import hpa_band
 from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
 from sdlab_model.workload import Workload
+from sdlab_ui.state import plain_text
 from sdlab_ui.text import money
 
 TIMELINE_PAGE = "app_pages/timeline.py"
+STEP_3X = {"tl.traffic": "step", "tl.factor": "3", "tl.duration_s": "600"}
+"""The 3x step at 60 s over 10 minutes these tests were written on (the default is a spike)."""
 
 
 def _charts(app) -> set[str]:
@@ -32,9 +45,71 @@ def _metrics(app) -> list[tuple[str, str]]:
     return [(m.label, m.value) for m in app.metric]
 
 
+def _declared_default_inputs() -> TimelineInputs:
+    """The timeline the page's declared defaults describe, on the sidebar's default workload."""
+    value = {spec.name: spec.default for spec in TIMELINE_INPUTS}
+    choice = {spec.name: spec.default for spec in TIMELINE_CHOICES}
+    workload = Workload()
+    return TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(
+            kind=choice["traffic"],
+            base_rate_rps=workload.rate_rps,
+            factor=value["factor"],
+            at_s=value["at_s"],
+            spike_duration_s=value["spike_s"],
+            peak_to_trough=value["peak_to_trough"],
+        ),
+        autoscaler=AutoscalerConfig(
+            kind=choice["scaler"],
+            min_replicas=int(value["min_replicas"]),
+            max_replicas=int(value["max_replicas"]),
+            **{knob: value[name] for name, knob in TIMELINE_KNOBS.items()},
+        ),
+        cold_start=ColdStart(value["provision_s"], value["model_gb"], value["load_gbps"]),
+        duration_s=value["duration_s"],
+        step_s=value["step_s"],
+        queue_limit_requests=value["queue_limit"],
+    )
+
+
+def _drawn_line(app, name: str) -> np.ndarray:
+    """The y values of the timeline chart's line ``name``, as the page sent them."""
+    (chart,) = [c for c in app.get("plotly_chart") if c.key == "timeline.chart"]
+    (trace,) = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == name]
+    y = trace["y"]
+    if isinstance(y, dict):  # plotly's typed array: {"dtype": "f8", "bdata": base64}
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"]))
+    return np.asarray(y, dtype=float)
+
+
+def test_the_default_timeline_scales_and_says_what_the_autoscaler_bought():
+    app = open_app(page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    ready = _drawn_line(app, "ready")
+    inputs = _declared_default_inputs()
+    autoscaled, fixed = run_timeline(inputs), run_fixed_for_peak(inputs)
+    assert np.array_equal(ready, autoscaled.ready_replicas), "the chart is not the model's run"
+    peak = int(ready.max())
+    assert peak > ready[0], f"the default fleet never scaled up: ready {ready[0]:g}..{peak}"
+    assert ready[-1] < peak, f"the default fleet never scaled back down from {peak}"
+    comparison = compare_with_fixed(autoscaled, fixed)
+    shown = [m.value for m in app.markdown]
+    assert plain_text(comparison.sentence) in shown, f"no comparison with the fixed fleet: {shown}"
+    said = comparison.sentence
+    for number in (
+        f"{autoscaled.totals.minutes_over_target} minute",
+        f"fixed fleet's {fixed.totals.minutes_over_target}",
+        money(autoscaled.totals.usd),
+        money(fixed.totals.usd),
+        f"fixed fleet of {fixed.fixed_replicas} replicas",
+    ):
+        assert number in said, f"{number!r} is not in: {said}"
+
+
 def test_the_page_shows_the_models_totals_for_the_sidebar_workload():
     query = {"rate_rps": "3000", "replicas": "4"}
-    app = open_app(query, page=TIMELINE_PAGE)
+    app = open_app(query | STEP_3X, page=TIMELINE_PAGE)
     assert_no_exception(app)
     workload, _ = Workload.from_strings(query)
     inputs = TimelineInputs(
@@ -62,7 +137,7 @@ def test_the_page_shows_the_models_totals_for_the_sidebar_workload():
 
 def test_the_hpa_ramp_story_quotes_the_models_numbers():
     query = {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
-    app = open_app(query, page=TIMELINE_PAGE)
+    app = open_app(query | STEP_3X, page=TIMELINE_PAGE)
     assert_no_exception(app)
     workload, _ = Workload.from_strings(query)
     inputs = TimelineInputs(
@@ -82,16 +157,16 @@ def test_the_hpa_ramp_story_quotes_the_models_numbers():
 
 
 def test_a_shared_link_reopens_the_same_timeline():
-    query = {"tl.traffic": "spike", "tl.factor": "5", "tl.scaler": "kpa", "tl.duration_s": "300"}
+    query = {"tl.traffic": "step", "tl.factor": "5", "tl.scaler": "kpa", "tl.duration_s": "300"}
     app = open_app(query, page=TIMELINE_PAGE)
     assert_no_exception(app)
-    assert app.selectbox(key="timeline.widget.traffic").value == "spike", "shape from the URL"
+    assert app.selectbox(key="timeline.widget.traffic").value == "step", "shape from the URL"
     assert app.selectbox(key="timeline.widget.scaler").value == "kpa", "policy from the URL"
     assert app.number_input(key="timeline.widget.factor").value == 5.0, "factor from the URL"
     app.number_input(key="timeline.widget.factor").set_value(7.0).run()
     assert_no_exception(app)
     assert app.query_params.get("tl.factor") == "7", f"URL {dict(app.query_params)}"
-    assert app.query_params.get("tl.traffic") == "spike", "unchanged inputs stay in the URL"
+    assert app.query_params.get("tl.traffic") == "step", "unchanged inputs stay in the URL"
 
 
 def test_bad_url_values_fall_back_with_a_notice():
@@ -101,7 +176,8 @@ def test_bad_url_values_fall_back_with_a_notice():
     warnings = " ".join(w.value for w in app.warning)
     assert "not a number" in warnings and "not a choice" in warnings, f"warnings: {warnings}"
     assert app.number_input(key="timeline.widget.step_s").value == 0.1, "clamped to the minimum"
-    assert app.selectbox(key="timeline.widget.traffic").value == "step", "kept the default"
+    default = TIMELINE_CHOICE_BY_NAME["traffic"].default
+    assert app.selectbox(key="timeline.widget.traffic").value == default, "kept the default"
 
 
 def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():
@@ -142,9 +218,8 @@ def test_the_simulator_check_runs_on_request():
         "replicas": "2",
         "dynamic_batching": "0",
         "lb_policy": "central_queue",
-        "tl.duration_s": "300",
     }
-    app = open_app(query, page=TIMELINE_PAGE)
+    app = open_app(query | STEP_3X | {"tl.duration_s": "300"}, page=TIMELINE_PAGE)
     assert_no_exception(app)
     app.button(key="timeline.check").click().run()
     assert_no_exception(app)
@@ -158,8 +233,8 @@ def test_a_visitors_clear_cache_message_does_not_cost_the_check_again(monkeypatc
 
     from sdlab_model.timeline import check
 
-    query = {"rate_rps": "600", "replicas": "2", "lb_policy": "random", "tl.duration_s": "120"}
-    app = open_app(query, page=TIMELINE_PAGE)
+    query = {"rate_rps": "600", "replicas": "2", "lb_policy": "random"}
+    app = open_app(query | STEP_3X | {"tl.duration_s": "120"}, page=TIMELINE_PAGE)
     app.button(key="timeline.check").click().run()
     assert_no_exception(app)
     runs = []
@@ -202,9 +277,8 @@ def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():
         "tl.kpa_stable_s": "120",
         "tl.kpa_panic_pct": "20",
         "tl.kpa_panic_x": "1.5",
-        "tl.duration_s": "300",
     }
-    app = open_app(query, page=TIMELINE_PAGE)
+    app = open_app(query | STEP_3X | {"tl.duration_s": "300"}, page=TIMELINE_PAGE)
     assert_no_exception(app)
     for key, expected in (("kpa_stable_s", 120.0), ("kpa_panic_pct", 20.0), ("kpa_target", 0.7)):
         shown = app.number_input(key=f"timeline.widget.{key}").value
@@ -253,7 +327,7 @@ def test_kpa_and_ray_knobs_are_on_the_page_in_the_url_and_reach_the_model():
 
 def test_the_hpa_band_over_sync_and_scrape_phases_is_the_models():
     query = {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
-    app = open_app(query, page=TIMELINE_PAGE)
+    app = open_app(query | STEP_3X, page=TIMELINE_PAGE)
     assert_no_exception(app)
     workload, _ = Workload.from_strings(query)
     inputs = TimelineInputs(

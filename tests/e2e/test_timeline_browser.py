@@ -1,12 +1,66 @@
 """The Timeline page in Chromium: it draws its charts over time and the canary section, and
-raises nothing."""
+raises nothing; its defaults show the autoscaler at work (with a screenshot in
+``test-artifacts/``)."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 from browser_selectors import EXCEPTION, IDLE_JS, PLOTLY
 
 pytestmark = pytest.mark.e2e
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+COMPARISON_START = "Against a fixed fleet of"
+"""How the page's comparison with the fixed fleet begins (``FixedFleetComparison.sentence``)."""
+_DOM_TEXT_JS = """(start) => ({
+    story: [...document.querySelectorAll('[data-testid="stMarkdown"]')]
+        .map(m => m.innerText).find(t => t.startsWith('Decisions:')) ?? null,
+    comparison: [...document.querySelectorAll('[data-testid="stMarkdown"]')]
+        .map(m => m.innerText).find(t => t.startsWith(start)) ?? null,
+    metrics: [...document.querySelectorAll('[data-testid="stMetric"]')].map(m => [
+        m.querySelector('[data-testid="stMetricLabel"]').innerText.trim(),
+        m.querySelector('[data-testid="stMetricValue"]').innerText.trim()]),
+})"""
+
+
+def test_the_default_timeline_scales_and_says_what_it_bought(chromium_browser, server_url):
+    """Must-show 3 of issue 25: the Timeline's defaults, as a visitor first sees them."""
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 2400})
+    context.set_default_timeout(120_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{server_url}/timeline")
+        page.get_by_text(COMPARISON_START).wait_for()
+        page.wait_for_selector(PLOTLY)
+        page.wait_for_function(IDLE_JS)
+        page.wait_for_function("() => document.fonts.status === 'loaded'")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "timeline-default-1440x2400.png"))
+        shown = page.evaluate(_DOM_TEXT_JS, COMPARISON_START)
+        assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
+        assert not errors, f"the browser reported errors: {errors}"
+    finally:
+        context.close()
+    story, comparison = shown["story"], shown["comparison"]
+    assert story, "no line says what the autoscaler decided (did the fleet stay put?)"
+    start = int(re.match(r"Decisions: (\d+) →", story).group(1))
+    counts = [int(n) for n in re.findall(r"(\d+) at \d+ s", story)]
+    assert counts and max(counts) > start, f"the replicas never rose from {start}: {story}"
+    assert counts[-1] < max(counts), f"the replicas never came back down: {story}"
+    assert comparison, "the page does not say what the autoscaler bought against the fixed fleet"
+    over = [value for label, value in shown["metrics"] if label == "Minutes over target"]
+    costs = [value for label, value in shown["metrics"] if label == "Cost"]
+    assert len(over) == len(costs) == 2, f"the totals side by side: {shown['metrics']}"
+    (autoscaled_over, minutes), (fixed_over, _) = (value.split(" of ") for value in over)
+    said = f"{autoscaled_over} minute"
+    assert f"{costs[0]} against {costs[1]}" in comparison, f"costs {costs} not in: {comparison}"
+    assert said in comparison and f"of {minutes} over" in comparison, comparison
+    assert f"fixed fleet's {fixed_over}" in comparison, f"{fixed_over} not in: {comparison}"
 
 
 def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
@@ -16,7 +70,7 @@ def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        page.goto(f"{server_url}/timeline?rate_rps=3000&replicas=4&tl.traffic=spike")
+        page.goto(f"{server_url}/timeline?rate_rps=3000&replicas=4&tl.traffic=step")
         page.wait_for_selector(PLOTLY)
         page.wait_for_function(IDLE_JS)
         # Four panels: each is a plotly subplot with its own y axis (the first chart; the
@@ -28,7 +82,7 @@ def test_the_timeline_page_renders_its_charts(chromium_browser, server_url):
         assert lines >= 7, f"only {lines} lines drawn (offered, capacity, replicas, p99, backlog)"
         assert page.locator(EXCEPTION).count() == 0, "the page shows an exception"
         assert not errors, f"the browser reported errors: {errors}"
-        assert "tl.traffic=spike" in page.url, f"the timeline's inputs left the URL: {page.url}"
+        assert "tl.traffic=step" in page.url, f"the timeline's inputs left the URL: {page.url}"
     finally:
         context.close()
 
@@ -90,7 +144,11 @@ def test_the_check_and_the_canary_rerun_as_sections_in_a_browser(chromium_browse
     page.on("pageerror", lambda error: errors.append(str(error)))
     asked = _reruns_asked(page)
     try:
-        page.goto(f"{server_url}/timeline?rate_rps=300&replicas=4&tl.duration_s=120")
+        # The 3x step these presses were timed on, short enough for the check to be quick.
+        page.goto(
+            f"{server_url}/timeline?rate_rps=300&replicas=4&tl.traffic=step&tl.factor=3"
+            "&tl.duration_s=120"
+        )
         page.get_by_text("Canary rollout: who serves what").wait_for()
         page.wait_for_function(IDLE_JS)
         before = len(asked)
