@@ -24,7 +24,7 @@ between scale-ups, as the fewest, the most common and the most.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sdlab_model.timeline.autoscalers import HPA_METRIC_WINDOW_S
 from sdlab_model.timeline.model import TimelineInputs, kernel_arguments
@@ -33,6 +33,9 @@ PHASE_GRID_S: tuple[float, ...] = (0.0, 3.0, 6.0, 9.0, 12.0)
 """Five phases spread over the 15 s period, for the sync and for the scrape: 25 pairs."""
 SCALE_UPS = 3
 """Scale-ups a band describes: the first three of a step response."""
+BAND_SPAN_S = 4 * 3600.0
+"""A band runs the timeline's first four hours only: 25 runs of a whole day at 1 s steps took
+~0.5 s of a page's rerun, and the first scale-ups of a step come within minutes of it."""
 
 
 @dataclass(frozen=True)
@@ -124,10 +127,13 @@ def hpa_band(
 ) -> HpaBand:
     """``hpa_decisions`` at every pair of phases (sync phases by default at fifths of the sync
     period: ``PHASE_GRID_S`` for 15 s), summarized over the first ``scale_ups`` scale-ups that
-    every run reaches (none if some run never scales up)."""
+    every run reaches (none if some run never scales up), over the first ``BAND_SPAN_S`` of the
+    timeline."""
     if sync_phases_s is None:
         period = inputs.autoscaler.hpa_sync_period_s
         sync_phases_s = tuple(period * i / len(PHASE_GRID_S) for i in range(len(PHASE_GRID_S)))
+    if inputs.duration_s > BAND_SPAN_S:
+        inputs = replace(inputs, duration_s=BAND_SPAN_S)
     arguments = kernel_arguments(inputs)
     runs = tuple(
         hpa_decisions(inputs, sync, scrape, arguments)

@@ -157,3 +157,15 @@ def test_the_aligned_run_is_the_timelines_own_and_the_best(band):
 def test_phases_outside_a_period_are_refused(sync, scrape):
     with pytest.raises(ValueError, match="outside"):
         hpa_decisions(_inputs(), sync, scrape)
+
+
+def test_a_long_timelines_band_is_its_first_hours_band():
+    from dataclasses import replace
+
+    from sdlab_model.timeline.hpa_phases import BAND_SPAN_S
+
+    day = replace(_inputs(), duration_s=86_400)
+    first_hours = replace(_inputs(), duration_s=BAND_SPAN_S)
+    long_band, short_band = hpa_band(day), hpa_band(first_hours)
+    assert long_band.times_s == short_band.times_s and long_band.totals == short_band.totals
+    assert all(run.decisions[-1][0] < BAND_SPAN_S for run in long_band.runs), "ran past the span"
