@@ -1,10 +1,5 @@
-"""The LLM page's widgets and its state: values kept under ``llm.*`` in the session and in the URL.
-
-The page's values are a canonical dict in session state (as ``sdlab_ui.state`` keeps the lab's
-workload); each widget is a view of one value, its ``on_change`` writing it back. The URL holds
-the values that differ from their defaults as ``llm.name=value``; it is read on a session's first
-run and on Back/Forward (``state.url_loads``), with a notice for each value not taken as given.
-"""
+"""The LLM page's widgets; its values are kept under ``llm.*`` in the session and in the URL
+(``sdlab_ui.page_inputs``), as ``llm.name=value`` where they differ from their defaults."""
 
 from __future__ import annotations
 
@@ -14,62 +9,27 @@ from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME
 from sdlab_model.params import ChoiceInput
 from sdlab_ui import state
 from sdlab_ui.llm.fields import default_values, parse_params, url_values, views_of
+from sdlab_ui.page_inputs import PageInputs
 from sdlab_ui.widgets import choice_widget, numeric_widget
 
 PREFIX = "llm"
-_VALUES_KEY = "llm.values"
-_LOADED_AT_KEY = "llm.loaded_at"
-_NOTICES_KEY = "llm.notices"
-WIDGET = "llm.widget."
+INPUTS = PageInputs(PREFIX, parse_params)
+WIDGET = INPUTS.widget
 """Widget keys: this prefix and the input's name."""
-
-
-def current_values() -> dict:
-    """The page's inputs: from the URL on a session's first run and after Back/Forward."""
-    loads = state.url_loads()
-    if st.session_state.get(_LOADED_AT_KEY) != loads or _VALUES_KEY not in st.session_state:
-        values, notices = parse_params(state.page_params(PREFIX))
-        st.session_state[_VALUES_KEY] = values
-        st.session_state[_LOADED_AT_KEY] = loads
-        st.session_state[_NOTICES_KEY] = tuple(notices)
-    return dict(st.session_state[_VALUES_KEY])
+current_values = INPUTS.current
+show_notices = INPUTS.show_notices
+_set = INPUTS.set_from_widget
 
 
 def load(changes: dict) -> None:
     """Make the defaults with ``changes`` the page's inputs (a scenario card), keeping its views;
     clears notices."""
-    st.session_state[_VALUES_KEY] = {
-        **default_values(),
-        **views_of(current_values()),
-        **changes,
-    }
-    st.session_state[_NOTICES_KEY] = ()
+    INPUTS.replace({**default_values(), **views_of(current_values()), **changes})
 
 
 def update(changes: dict) -> None:
     """Apply ``changes`` to the page's values (the cheapest deployment's); clears notices."""
-    st.session_state[_VALUES_KEY] = {**current_values(), **changes}
-    st.session_state[_NOTICES_KEY] = ()
-
-
-def show_notices() -> None:
-    """What the URL asked for that the page could not take as given, until the next change."""
-    current_values()  # a session's first run reads the URL, and its notices, here
-    notices = st.session_state.get(_NOTICES_KEY, ())
-    for notice in notices[: state.MAX_NOTICES_SHOWN]:
-        st.warning(notice, icon=":material/warning:")
-    if len(notices) > state.MAX_NOTICES_SHOWN:
-        st.warning(
-            f"… and {len(notices) - state.MAX_NOTICES_SHOWN} more notices like these, not shown.",
-            icon=":material/warning:",
-        )
-
-
-def _set(name: str) -> None:
-    values = dict(st.session_state[_VALUES_KEY])
-    values[name] = st.session_state[WIDGET + name]
-    st.session_state[_VALUES_KEY] = values
-    st.session_state[_NOTICES_KEY] = ()
+    INPUTS.replace({**current_values(), **changes})
 
 
 def view(spec: ChoiceInput) -> str:
@@ -120,6 +80,6 @@ def draw() -> dict:
     differing = any(values[name] != LLM_BY_NAME[name].default for name in ADVANCED)
     with st.expander("Advanced: the engine's memory", expanded=differing):
         _row(ADVANCED, values)
-    values = dict(st.session_state[_VALUES_KEY])
+    values = current_values()
     state.set_page_params(PREFIX, url_values(values))
     return values

@@ -8,13 +8,10 @@ reads. URL keys are the names under the page's ``llm.`` prefix.
 
 from __future__ import annotations
 
-import math
-
 from sdlab_model.llm import LlmWorkload
 from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME, LLM_HEATMAP_AXIS
-from sdlab_model.params import NumericInput
+from sdlab_ui.page_inputs import parse_number
 from sdlab_ui.state import plain_text
-from sdlab_ui.widgets import input_label
 
 INPUT_NAMES: tuple[str, ...] = (*LLM_CHOICE_BY_NAME, *LLM_BY_NAME)
 VIEW_CHOICES = {LLM_HEATMAP_AXIS.name: LLM_HEATMAP_AXIS}
@@ -40,22 +37,6 @@ def views_of(values: dict) -> dict:
     return {name: values.get(name, spec.default) for name, spec in VIEW_CHOICES.items()}
 
 
-def _number(field: NumericInput, text: str) -> tuple[float | int | None, str | None]:
-    shown, label = plain_text(str(text)[:30]), input_label(field)
-    try:
-        number = float(text)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        return None, f"LLM {label}: {shown} is not a number; kept the default."
-    if not field.minimum <= number <= field.maximum:
-        return None, (
-            f"LLM {label}: {shown} is outside {field.minimum:g} to {field.maximum:g}; "
-            "kept the default."
-        )
-    return (round(number) if field.integer else number), None
-
-
 def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Page values from URL text (missing: defaults). A value that is unreadable, out of range
     or not in the catalog keeps its default, and so does a whole set the model refuses (a
@@ -72,7 +53,7 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
                     "kept the default."
                 )
         elif name in LLM_BY_NAME:
-            number, notice = _number(LLM_BY_NAME[name], text)
+            number, notice = parse_number(LLM_BY_NAME[name], text, "LLM")
             if notice is None:
                 values[name] = number
             else:

@@ -8,13 +8,10 @@ prefix.
 
 from __future__ import annotations
 
-import math
-
 from sdlab_model.page_params import TAIL_BY_NAME
-from sdlab_model.params import NumericInput
 from sdlab_model.tail import TailInputs
+from sdlab_ui.page_inputs import parse_number
 from sdlab_ui.state import plain_text
-from sdlab_ui.widgets import input_label
 
 INPUT_NAMES: tuple[str, ...] = tuple(TAIL_BY_NAME)
 _DEFAULTS = {name: spec.default for name, spec in TAIL_BY_NAME.items()}
@@ -25,22 +22,6 @@ def default_values() -> dict:
     return dict(_DEFAULTS)
 
 
-def _number(field: NumericInput, text: str) -> tuple[float | int | None, str | None]:
-    shown, label = plain_text(str(text)[:30]), input_label(field)
-    try:
-        number = float(text)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        return None, f"Tail at scale {label}: {shown} is not a number; kept the default."
-    if not field.minimum <= number <= field.maximum:
-        return None, (
-            f"Tail at scale {label}: {shown} is outside {field.minimum:g} to "
-            f"{field.maximum:g}; kept the default."
-        )
-    return (round(number) if field.integer else number), None
-
-
 def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Page values from URL text (missing: defaults). A value that is unreadable or out of range
     keeps its default, and so does a whole set the model refuses (a p95 below the p50); each
@@ -48,7 +29,7 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     values, notices = default_values(), []
     for name, text in given.items():
         if name in TAIL_BY_NAME:
-            number, notice = _number(TAIL_BY_NAME[name], text)
+            number, notice = parse_number(TAIL_BY_NAME[name], text, "Tail at scale")
             if notice is None:
                 values[name] = number
             else:
