@@ -34,6 +34,34 @@ _MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 _COLOURSCALE_SPEC = [list(stop) for stop in plotly.colors.get_colorscale(_COLOURSCALE)]
 
 
+LOG_MS_TICKS = tuple(m * 10.0**e for e in range(-2, 7) for m in (1, 3))
+"""Colour-bar ticks of log-millisecond heatmaps: 1, 3, 10, 30 … from 0.01 ms to 3,000 s."""
+
+
+def log_ms_colourbar(low: float, high: float, title: str) -> dict:
+    """A colour bar for log10(ms) values from ``low`` to ``high``, ticked in milliseconds."""
+    ticks = [t for t in LOG_MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
+    return {
+        "title": {"text": title},
+        "tickvals": [math.log10(t) for t in ticks],
+        "ticktext": [ms_text(t) for t in ticks],
+        "len": 0.9,
+    }
+
+
+def unstable_layer(place: dict, stable: np.ndarray) -> go.Heatmap:
+    """Grey over a heatmap's unstable (∞) cells, at the heatmap's ``place`` (its x and y)."""
+    return go.Heatmap(
+        **place,
+        z=np.where(stable, np.nan, 1.0),
+        colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
+        showscale=False,
+        hovertemplate="unstable (∞)<extra></extra>",
+        hoverongaps=False,
+        name="unstable (∞)",
+    )
+
+
 def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
     """One log10(p99) colour range for several grids, so their colours compare."""
     finite = [g.p99_ms[np.isfinite(g.p99_ms)] for g in grids]

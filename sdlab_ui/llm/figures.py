@@ -14,25 +14,15 @@ import plotly.graph_objects as go
 
 from sdlab_model.llm import LlmHeatmap
 from sdlab_model.page_params import LLM_BY_NAME, LLM_HEATMAP_AXIS
-from sdlab_ui.figures import FONT, TARGET_COLOUR, UNSTABLE_GREY
+from sdlab_ui.figures import FONT, TARGET_COLOUR
+from sdlab_ui.heatmap_figures import log_ms_colourbar, unstable_layer
 from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import input_label
 
-_MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000)
 AXIS_TITLES = {
     "rate_rps": input_label(LLM_BY_NAME["rate_rps"]),
     **{name: LLM_HEATMAP_AXIS.label_of(name) for name in LLM_HEATMAP_AXIS.choices},
 }
-
-
-def _colourbar(low: float, high: float, name: str) -> dict:
-    ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
-    return {
-        "title": {"text": f"{name} p99"},
-        "tickvals": [math.log10(t) for t in ticks],
-        "ticktext": [ms_text(t) for t in ticks],
-        "len": 0.9,
-    }
 
 
 def _row_label(field: str, value: float) -> str:
@@ -66,7 +56,7 @@ def p99_figure(
             zmin=low,
             zmax=high,
             colorscale="Viridis",
-            colorbar=_colourbar(low, high, name),
+            colorbar=log_ms_colourbar(low, high, f"{name} p99"),
             customdata=np.dstack([hover_rows, shown, approximate]),
             hovertemplate=f"rate %{{x:.3g}} req/s<br>{AXIS_TITLES[heatmap.y_field]} "
             f"%{{customdata[0]}}<br>{name} p99 %{{customdata[1]}}%{{customdata[2]}}<extra></extra>",
@@ -74,17 +64,7 @@ def p99_figure(
             name=f"{name} p99",
         )
     )
-    figure.add_trace(
-        go.Heatmap(
-            **place,
-            z=np.where(stable, np.nan, 1.0),
-            colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
-            showscale=False,
-            hovertemplate="unstable (∞)<extra></extra>",
-            hoverongaps=False,
-            name="unstable (∞)",
-        )
-    )
+    figure.add_trace(unstable_layer(place, stable))
     with np.errstate(invalid="ignore"):
         over = np.where(stable, log_p99 - math.log10(target), 10.0)
     figure.add_trace(

@@ -7,30 +7,18 @@ Rows are drawn at their index (percentiles as ticks), so the crowded top percent
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 
 from sdlab_model.page_params import TAIL_BY_NAME
 from sdlab_model.tail import TailHeatmap
-from sdlab_ui.figures import FONT, TEMPLATE, UNSTABLE_GREY
+from sdlab_ui.figures import FONT, TEMPLATE
+from sdlab_ui.heatmap_figures import log_ms_colourbar, unstable_layer
 from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import input_label
 
-_MS_TICKS = tuple(m * 10.0**e for e in range(-2, 7) for m in (1, 3))
 X_TITLE = input_label(TAIL_BY_NAME["fanout"])
 Y_TITLE = input_label(TAIL_BY_NAME["hedge_percentile"])
-
-
-def _colourbar(low: float, high: float, name: str) -> dict:
-    ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
-    return {
-        "title": {"text": name},
-        "tickvals": [math.log10(t) for t in ticks],
-        "ticktext": [ms_text(t) for t in ticks],
-        "len": 0.9,
-    }
 
 
 def _current_marker(current: tuple[int, float], heatmap: TailHeatmap) -> go.Scatter:
@@ -67,7 +55,7 @@ def hedged_figure(heatmap: TailHeatmap, current: tuple[int, float], height: int 
             zmin=low,
             zmax=high,
             colorscale="Viridis",
-            colorbar=_colourbar(low, high, f"request {name}"),
+            colorbar=log_ms_colourbar(low, high, f"request {name}"),
             customdata=np.dstack([hover_rows, shown]),
             hovertemplate="fan-out %{x:,}<br>hedge at the leaf's %{customdata[0]}<br>"
             f"request {name} %{{customdata[1]}}<extra></extra>",
@@ -75,17 +63,7 @@ def hedged_figure(heatmap: TailHeatmap, current: tuple[int, float], height: int 
             name=f"request {name}",
         )
     )
-    figure.add_trace(
-        go.Heatmap(
-            **place,
-            z=np.where(stable, np.nan, 1.0),
-            colorscale=[[0, UNSTABLE_GREY], [1, UNSTABLE_GREY]],
-            showscale=False,
-            hovertemplate="unstable (∞)<extra></extra>",
-            hoverongaps=False,
-            name="unstable (∞)",
-        )
-    )
+    figure.add_trace(unstable_layer(place, stable))
     figure.add_trace(_current_marker(current, heatmap))
     figure.update_xaxes(title_text=X_TITLE, type="log")
     figure.update_yaxes(title_text=Y_TITLE, tickvals=rows, ticktext=labels)
