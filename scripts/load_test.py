@@ -78,6 +78,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 import urllib.error
 import urllib.request
 from collections import defaultdict
@@ -123,9 +124,12 @@ PAGE_ATTACKS = ("timeline", "canary", "report", "verify-heaviest", "upload")
 """The pages mix: hostile visitor n loops on ``PAGE_ATTACKS[n % 5]`` (see the module docstring)."""
 PRESS_TARGET_P95_MS = 15_000.0  # a legitimate Verify or simulate press, in the pages mix
 UPLOAD_BYTES = 1_000_000  # under server.maxUploadSize (1 MB = 1,048,576 bytes)
-CANARY_FLOOD = (
-    "1," * 2_450_000
-)  # 4.9 MB: under server.maxMessageSize (5 MB), past the field's limit
+_FRAME_LIMIT_MB = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"][
+    "maxMessageSize"
+]
+# The largest forged canary text the websocket still takes: 0.1 MB under server.maxMessageSize,
+# far past the field's limit.
+CANARY_FLOOD = "1," * int((_FRAME_LIMIT_MB - 0.1) * 1e6 / 2)
 
 # Resolves once the interaction's updated value is on screen: the headline p99 (Lab) or the new
 # page's title, redrawn by the run the interaction started (see the module docstring).
@@ -692,7 +696,7 @@ class PageAttacker(PageVisitor):
       for 600 s through a random balancer: the issue's URL, rate varied) and its "Simulate this
       timeline";
     - canary: the Timeline page's canary Steps text, alternately a fresh 120-character list (the
-      field's limit) and a forged 4.9 MB one (the websocket's limit);
+      field's limit) and a forged one 0.1 MB under the websocket's limit;
     - report: the Lab from a fresh URL, then its HTML report three times, as the download
       button asks for it (Streamlit's deferred-file request, then the file itself);
     - verify-heaviest: the Heatmaps page from a fresh URL of ``heaviest_verify_workload`` and
@@ -723,7 +727,7 @@ class PageAttacker(PageVisitor):
             text = (", ".join(f"{share:.9f}" for share in shares) + ", 100")[:120]
             valid = await self.set_text("canary.steps", text)
             flood = await self.set_text("canary.steps", CANARY_FLOOD)
-            return [("canary", valid), ("canary-4.9MB", flood)]
+            return [("canary", valid), ("canary-flood", flood)]
         if self.role == "report":
             await self.open({"rate_rps": _fresh(rng, 100, 900)}, "System Design Lab")
             return [("report", await self.fetch_report()) for _ in range(3)]
