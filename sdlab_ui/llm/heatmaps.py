@@ -3,7 +3,9 @@ second input the visitor picks (replicas, tensor parallel or prompt length).
 
 The grid is ``llm_heatmap``'s (one numpy pass), computed in the work lane and cached; the rate
 axis, on a log scale, reaches past the largest stable rate (``max_stable_rates``) of the most
-capable row, so every row's unstable edge is in view.
+capable row, so every row's unstable edge is in view. Both are built only while their expander is
+open (as the Lab's distribution is): a grid and its axis's search are most of a fresh rerun, and
+every input change would otherwise pay for them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ ROWS = 12
 Y_FIELDS = LLM_HEATMAP_AXIS.choices
 Y_KEY = controls.WIDGET + LLM_HEATMAP_AXIS.name
 CHART_KEYS = {"TTFT": "llm.heatmap.ttft", "TPOT": "llm.heatmap.tpot"}
+OPEN_KEY = "llm.heatmaps_open"
+LABEL = "TTFT and TPOT p99 over the request rate and one more input"
 _KEY = {LlmWorkload: astuple}
 
 
@@ -68,8 +72,18 @@ def cached_heatmap(workload: LlmWorkload, y_field: str) -> LlmHeatmap:
 
 @runs.fragment
 def draw(workload: LlmWorkload) -> None:
-    """The two heatmaps side by side; the second axis's choice reruns this section alone."""
+    """The two heatmaps side by side, in an expander, built only while it is open; opening it
+    or choosing the second axis reruns this section alone. A link with an axis of its own
+    opens it."""
     st.subheader("Where the targets hold")
+    axis_in_link = controls.current_values()[LLM_HEATMAP_AXIS.name] != LLM_HEATMAP_AXIS.default
+    panel = st.expander(LABEL, expanded=axis_in_link, key=OPEN_KEY, on_change="rerun")
+    if panel.open:
+        with panel:
+            _charts(workload)
+
+
+def _charts(workload: LlmWorkload) -> None:
     y_field = controls.view(LLM_HEATMAP_AXIS)
     heatmap = cached_heatmap(workload, y_field)
     current = (workload.rate_rps, getattr(workload, y_field))

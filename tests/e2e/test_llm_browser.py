@@ -1,5 +1,6 @@
 """The LLM serving page in Chromium: a scenario card changes the headline, the URL and the
-serving diagram, and the TTFT and TPOT heatmaps draw with their target lines."""
+serving diagram, and the TTFT and TPOT heatmaps, opened from their expander, draw with their
+target lines."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from browser_selectors import DIAGRAM_SVG, EXCEPTION, IDLE_JS, PLOTLY
 
 from sdlab_ui.llm.cards import CARDS
+from sdlab_ui.llm.heatmaps import LABEL as HEATMAPS_LABEL
 from sdlab_ui.llm.sections import HEADLINE_KEY
 
 pytestmark = pytest.mark.e2e
@@ -54,6 +56,8 @@ def test_a_card_changes_the_headline_and_the_heatmaps_draw(chromium_browser, ser
         diagram.screenshot(path=str(ARTIFACTS / "llm_diagram.png"))
         overflow = page.evaluate("() => document.documentElement.scrollWidth - innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow} px"
+        assert page.locator(PLOTLY).count() == 0, "heatmaps drawn before their expander opened"
+        page.get_by_text(HEATMAPS_LABEL).click()
         page.wait_for_function(f"() => document.querySelectorAll({json.dumps(PLOTLY)}).length >= 2")
         charts = page.locator(PLOTLY)
         assert charts.count() == 2, f"{charts.count()} charts: TTFT and TPOT heatmaps expected"
