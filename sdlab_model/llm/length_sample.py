@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from sdlab_model.llm.lengths import NODE_EDGES, NODE_WEIGHTS
+from sdlab_model.llm.lengths import NODE_EDGES, NODE_WEIGHTS, draw_lengths
 
 MAX_SAMPLE_BYTES = 1_000_000
 """Largest CSV accepted (the server's upload limit, ``server.maxUploadSize``, is 1 MB too)."""
@@ -170,6 +170,19 @@ def parse_length_csv(data: bytes, *, source: str = "uploaded CSV") -> LengthSamp
         prompts.append(_tokens(row[0], number, "prompt_tokens"))
         outputs.append(_tokens(row[1], number, "output_tokens"))
     return LengthSample(tuple(prompts), tuple(outputs), source)
+
+
+def lognormal_sample(
+    prompt_tokens: tuple[float, float], output_tokens: tuple[float, float], rows: int, seed: int
+) -> LengthSample:
+    """``rows`` requests drawn from the lognormals of (mean, cv) ``prompt_tokens`` and
+    ``output_tokens``, one seeded stream each: an example file, or a test's sample."""
+    prompt_rng, output_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2)
+    )
+    prompts = draw_lengths(prompt_rng, *prompt_tokens, rows, MAX_ROW_TOKENS)
+    outputs = draw_lengths(output_rng, *output_tokens, rows, MAX_ROW_TOKENS)
+    return LengthSample(tuple(map(int, prompts)), tuple(map(int, outputs)), "lognormal draw")
 
 
 def length_csv(sample: LengthSample) -> str:

@@ -10,8 +10,6 @@ every input change would otherwise pay for them.
 
 from __future__ import annotations
 
-from dataclasses import astuple
-
 import numpy as np
 import streamlit as st
 
@@ -19,6 +17,7 @@ from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap
 from sdlab_model.llm.capacity import max_stable_rates
 from sdlab_model.page_params import LLM_HEATMAP_AXIS
 from sdlab_ui.llm import controls
+from sdlab_ui.llm.fields import cache_key
 from sdlab_ui.llm.figures import p99_figure
 from sdlab_ui.server import budget, runs
 
@@ -31,7 +30,7 @@ Y_KEY = controls.WIDGET + LLM_HEATMAP_AXIS.name
 CHART_KEYS = {"TTFT": "llm.heatmap.ttft", "TPOT": "llm.heatmap.tpot"}
 OPEN_KEY = "llm.heatmaps_open"
 LABEL = "TTFT and TPOT p99 over the request rate and one more input"
-_KEY = {LlmWorkload: astuple}
+_KEY = {LlmWorkload: cache_key}
 
 
 def _y_values(workload: LlmWorkload, field: str) -> tuple[float, ...]:
@@ -90,7 +89,10 @@ def _charts(workload: LlmWorkload) -> None:
     for column, name in zip(st.columns(2), CHART_KEYS, strict=True):
         with column:
             st.plotly_chart(p99_figure(heatmap, name, current), key=CHART_KEYS[name])
+    measured = workload.length_sample is not None and y_field == "prompt_tokens_mean"
     st.caption(
         "Red line: the p99 target; grey: unstable (the rate exceeds what the deployment serves); "
         "×: this design. Cells where the model flags itself approximate say so on hover."
+        + " Rows other than this design's are lognormal prompts with the measured spread."
+        * measured
     )

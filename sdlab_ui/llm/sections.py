@@ -7,17 +7,17 @@ too); this module formats and lays them out, and computes nothing about the desi
 from __future__ import annotations
 
 import math
-from dataclasses import astuple
 
 import streamlit as st
 
 from sdlab_model.llm import LlmEstimate, LlmWorkload, llm_latency
+from sdlab_ui.llm.fields import cache_key
 from sdlab_ui.text import money, ms_text, rate_text
 
 HEADLINE_KEY = "llm-headline"
 """The headline's container (``st-key-llm-headline`` in the browser)."""
 APPROXIMATE = "approximate"
-_KEY = {LlmWorkload: astuple}
+_KEY = {LlmWorkload: cache_key}
 
 
 @st.cache_data(max_entries=256, hash_funcs=_KEY, show_spinner=False)
