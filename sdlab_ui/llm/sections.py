@@ -11,18 +11,18 @@ import math
 import streamlit as st
 
 from sdlab_model.llm import LlmEstimate, LlmWorkload, llm_latency
-from sdlab_ui.llm.fields import cache_key
+from sdlab_ui.cache import shared_cache
 from sdlab_ui.text import money, ms_text, rate_text
 
 HEADLINE_KEY = "llm-headline"
 """The headline's container (``st-key-llm-headline`` in the browser)."""
 APPROXIMATE = "approximate"
-_KEY = {LlmWorkload: cache_key}
 
 
-@st.cache_data(max_entries=256, hash_funcs=_KEY, show_spinner=False)
+@shared_cache(maxsize=256)
 def estimate(workload: LlmWorkload) -> LlmEstimate:
-    """``llm_latency``, cached: a few ms, but every rerun of the page asks for it."""
+    """``llm_latency``, shared read-only: ~1 ms, as much as ``st.cache_data``'s own bookkeeping
+    of a miss, and every rerun of the page asks for it (``sdlab_ui.cache``)."""
     return llm_latency(workload)
 
 
