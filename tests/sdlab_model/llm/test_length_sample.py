@@ -142,6 +142,26 @@ def test_a_bad_csv_is_refused_with_its_reason(case):
 
 def test_a_csv_reads_with_or_without_its_header_and_round_trips():
     sample = parse_length_csv(b"\xef\xbb\xbfprompt_tokens,output_tokens\r\n800,200\r\n\r\n30,4\r\n")
-    assert (sample.prompt_tokens, sample.output_tokens) == ((800, 30), (200, 4)), "not the rows"
+    rows = (sample.prompt_tokens.tolist(), sample.output_tokens.tolist())
+    assert rows == ([800, 30], [200, 4]), f"not the rows: {rows}"
     assert parse_length_csv(b"800,200\n30,4") == sample, "without a header, not the same sample"
     assert parse_length_csv(length_csv(sample).encode()) == sample, "no round trip"
+
+
+def test_a_sample_is_compact_read_only_and_equal_by_content():
+    sample = _lognormal_sample(rows=100_000)
+    assert sample.prompt_tokens.nbytes + sample.output_tokens.nbytes == 800_000, "not int32"
+    with pytest.raises(ValueError, match="read-only"):
+        sample.prompt_tokens[0] = 5
+    again = LengthSample(list(sample.prompt_tokens), list(sample.output_tokens), "another name")
+    assert again == sample and hash(again) == hash(sample), "the same rows are another sample"
+    assert LlmWorkload(length_sample=again) == LlmWorkload(length_sample=sample), "workloads"
+    assert sample != BIMODAL, "different rows are equal"
+
+
+@pytest.mark.parametrize(
+    "rows", [(1.5, 2.0), (True, False), (0, 3), (2**40, 3)], ids=["floats", "booleans", "0", "huge"]
+)
+def test_a_sample_of_anything_but_whole_numbers_in_range_is_refused(rows):
+    with pytest.raises(ValueError, match="prompt_tokens must be"):
+        LengthSample(rows, (1, 1))
