@@ -3,7 +3,7 @@ where the targets hold, the cheapest deployment, and a check against the token-l
 
 import streamlit as st
 
-from sdlab_ui.llm import cards, checks, controls, diagram, fields, heatmaps, sections
+from sdlab_ui.llm import cards, checks, controls, diagram, fields, heatmaps, lengths, sections
 
 st.title("LLM serving: tokens, batches and the KV cache")
 st.caption(
@@ -14,7 +14,7 @@ st.caption(
 cards.draw()
 controls.show_notices()
 values = controls.draw()
-workload, problem = fields.build_workload(values)
+workload, problem = fields.build_workload(values, lengths.draw())
 if workload is None:
     st.info(problem, icon=":material/info:")
 else:

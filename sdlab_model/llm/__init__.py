@@ -5,6 +5,8 @@
 - ``iteration``: one engine iteration's time from a roofline; ``calibration`` fits its
   efficiency factors on one published measurement.
 - ``workload``: the inputs (``LlmWorkload``) and their ranges.
+- ``lengths``, ``length_sample``: prompt and output lengths, a lognormal or measured requests
+  (``LengthSample``, read from a CSV by ``parse_length_csv``).
 - ``analytic``: TTFT, TPOT and end-to-end percentiles, throughput, goodput and cost at a rate.
 - ``capacity``: the largest stable rate and the largest rate meeting the targets.
 - ``heatmap``: TTFT and TPOT p99 over any two inputs.
@@ -24,6 +26,7 @@ from sdlab_model.llm.disaggregation import DisaggregationComparison, compare_dis
 from sdlab_model.llm.heatmap import LlmHeatmap, llm_heatmap
 from sdlab_model.llm.iteration import EngineEfficiency, IterationCost, iteration_cost
 from sdlab_model.llm.kv_cache import KvCapacity, kv_bytes_per_token, kv_capacity
+from sdlab_model.llm.length_sample import LengthSample, length_csv, parse_length_csv
 from sdlab_model.llm.simulator import LlmSimResult, simulate_llm
 from sdlab_model.llm.workload import INPUT_RANGES, LlmWorkload
 
@@ -39,6 +42,7 @@ __all__ = [
     "Gpu",
     "IterationCost",
     "KvCapacity",
+    "LengthSample",
     "LlmEstimate",
     "LlmHeatmap",
     "LlmSimResult",
@@ -51,6 +55,7 @@ __all__ = [
     "iteration_cost",
     "kv_bytes_per_token",
     "kv_capacity",
+    "length_csv",
     "llm_dot",
     "llm_estimates",
     "llm_grid",
@@ -59,5 +64,6 @@ __all__ = [
     "max_rate_at_targets",
     "max_stable_rate",
     "model_by_id",
+    "parse_length_csv",
     "simulate_llm",
 ]

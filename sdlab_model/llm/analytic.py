@@ -2,7 +2,8 @@
 
 One replica with Poisson (or Gamma-gap, below) arrivals at rate λ (the deployment's rate over
 its replicas), prompt
-lengths P and output lengths O (lognormal, ``lengths``), iteration times t(·) from the roofline
+lengths P and output lengths O (lognormal, ``lengths``, or measured, ``length_sample``: each at
+the same quantile nodes, independent of each other), iteration times t(·) from the roofline
 of ``iteration``, and vLLM's scheduler (token budget B per iteration, chunked prefill).
 
 - Iterations. The engine iterates back to back while anything runs. Each request decodes for
@@ -62,7 +63,7 @@ from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY
 from sdlab_model.llm.catalog import gpu_by_id, model_by_id
 from sdlab_model.llm.iteration import EngineEfficiency, iteration_cost
 from sdlab_model.llm.kv_cache import kv_capacity
-from sdlab_model.llm.lengths import NODE_WEIGHTS, length_nodes
+from sdlab_model.llm.lengths import NODE_WEIGHTS
 from sdlab_model.llm.workload import LlmWorkload
 from sdlab_model.queues.erlang import erlang_c_array
 
@@ -183,11 +184,6 @@ def _replica(workload_key: tuple, efficiency: EngineEfficiency) -> tuple:
     return cost.as_tuple(), capacity.tokens, max(2, min(model.max_context_tokens, capacity.tokens))
 
 
-@lru_cache(maxsize=4096)
-def _nodes(mean: float, cv: float, cap: int) -> np.ndarray:
-    return length_nodes(mean, cv, cap)
-
-
 def _prefill(cells) -> tuple[np.ndarray, np.ndarray]:
     """Prefill work per prompt node, (1 − hit share) × P tokens computed (the rest comes from the
     prefix cache, yet stays in the KV cache), and the mean attention position of a computed
@@ -223,8 +219,8 @@ def _cells(workloads, efficiency):
         slots.append(w.max_running_sequences)
         kv_tokens.append(tokens)
         rates.append(w.rate_per_replica_rps / 1000.0)
-        prompts.append(_nodes(w.prompt_tokens_mean, w.prompt_tokens_cv, cap - 1))
-        outputs.append(_nodes(w.output_tokens_mean, w.output_tokens_cv, cap))
+        prompts.append(w.length_nodes("prompt", cap - 1))
+        outputs.append(w.length_nodes("output", cap))
     return (
         np.array(costs),
         np.array(budgets, dtype=float),

@@ -32,7 +32,7 @@ from sdlab_model.llm.analytic import llm_grid
 from sdlab_model.llm.calibration import DEFAULT_EFFICIENCY
 from sdlab_model.llm.capacity import max_rate_at_targets, search_rate
 from sdlab_model.llm.iteration import EngineEfficiency
-from sdlab_model.llm.lengths import NODE_WEIGHTS, length_nodes
+from sdlab_model.llm.lengths import NODE_WEIGHTS
 from sdlab_model.llm.workload import LlmWorkload
 
 DEFAULT_KV_LINK_GB_PER_S = 50.0
@@ -77,8 +77,8 @@ def decode_pool_tpot_p99(
     cost = workload.iteration_cost(efficiency)
     capacity = workload.kv_capacity()
     cap = max(2, min(model.max_context_tokens, capacity.tokens))
-    prompt = length_nodes(workload.prompt_tokens_mean, workload.prompt_tokens_cv, cap - 1)
-    output = length_nodes(workload.output_tokens_mean, workload.output_tokens_cv, cap)
+    prompt = workload.length_nodes("prompt", cap - 1)
+    output = workload.length_nodes("output", cap)
     decodes = np.maximum(output - 1.0, 0.0)
     mean_decodes = decodes @ NODE_WEIGHTS
     context = prompt @ NODE_WEIGHTS + (decodes * output / 2.0) @ NODE_WEIGHTS / max(
@@ -129,8 +129,13 @@ def compare_disaggregation(
     unbounded = workload.with_changes(replicas=instances, e2e_p99_target_ms=3_600_000.0)
     aggregated_rate = max_rate_at_targets(unbounded, efficiency)
     aggregated = SplitGoodput(0, 0, aggregated_rate, aggregated_rate / gpus)
+    sample = workload.length_sample  # measured prompts stay measured in the prefill pool
     prefill_only = workload.with_changes(
-        replicas=1, output_tokens_mean=1.0, output_tokens_cv=0.0, e2e_p99_target_ms=3_600_000.0
+        replicas=1,
+        output_tokens_mean=1.0,
+        output_tokens_cv=0.0,
+        e2e_p99_target_ms=3_600_000.0,
+        length_sample=None if sample is None else sample.with_outputs(1),
     )
     splits = []
     for prefill in range(1, instances):

@@ -4,7 +4,8 @@ Token counts of chat and instruction datasets are right-skewed with a long tail;
 with the dataset's mean and spread is the usual stand-in (e.g. Vidur, Agrawal et al.,
 MLSys 2024, fits its traces' lengths this way). ``cv = 0`` is every request the same length.
 Draws are rounded to whole tokens and kept within ``[1, cap]``; the analytic model uses the
-same distribution through equal-probability quantile nodes.
+same distribution through quantile nodes (``NODE_WEIGHTS``). Measured lengths replace it
+through ``length_sample``, at the same nodes.
 """
 
 from __future__ import annotations
@@ -17,19 +18,22 @@ import numpy as np
 _BODY_NODES = 24
 _TAIL_NODES = 8
 _BODY_MASS = 0.96
-_EDGES = np.concatenate(
+NODE_EDGES = np.concatenate(
     [
         np.linspace(0.0, _BODY_MASS, _BODY_NODES + 1),
         1.0 - (1.0 - _BODY_MASS) * np.geomspace(1.0, 1e-4, _TAIL_NODES + 1)[1:],
     ]
 )
-_EDGES[-1] = 1.0
-NODE_WEIGHTS = np.diff(_EDGES)
+NODE_EDGES[-1] = 1.0
+NODE_WEIGHTS = np.diff(NODE_EDGES)
 """Probability each quantile node stands for: 24 equal slices of the body, 8 ever thinner ones
 in the top 4%, so that a p99 is resolved (equal slices would stop at the 98.4th percentile)."""
 NODES = len(NODE_WEIGHTS)
 _Z = np.array(
-    [NormalDist().inv_cdf(float(p)) for p in np.minimum((_EDGES[:-1] + _EDGES[1:]) / 2.0, 0.99999)]
+    [
+        NormalDist().inv_cdf(float(p))
+        for p in np.minimum((NODE_EDGES[:-1] + NODE_EDGES[1:]) / 2.0, 0.99999)
+    ]
 )
 
 

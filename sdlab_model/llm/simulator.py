@@ -2,7 +2,8 @@
 
 ``simulate_llm`` draws arrivals at the replica's rate (Poisson, or the deployment's Gamma gaps
 split by a random router: ``_gaps_ms``) and lognormal prompt and output
-lengths (one ``SeedSequence`` stream each), serves them through the compiled scheduler of
+lengths (one ``SeedSequence`` stream each; or whole rows of a measured ``length_sample``, from
+the prompts' stream), serves them through the compiled scheduler of
 ``_engine_kernel`` (vLLM's: token budget, chunked prefill, admission by KV blocks, preemption by
 recompute; the first ``prefix_cache_hit_share`` of each prompt's tokens, rounded down, from a
 prefix cache), and reports TTFT, TPOT and end-to-end percentiles the way vLLM's benchmark does
@@ -104,12 +105,15 @@ def run_engine(workload: LlmWorkload, efficiency: EngineEfficiency, requests: in
     )
     arrival_ms = np.cumsum(_gaps_ms(arrival_stream, workload, requests))
     cap = min(model.max_context_tokens, capacity.tokens)
-    prompt = draw_lengths(
-        prompt_stream, workload.prompt_tokens_mean, workload.prompt_tokens_cv, requests, cap - 1
-    )
-    output = draw_lengths(
-        output_stream, workload.output_tokens_mean, workload.output_tokens_cv, requests, cap
-    )
+    if workload.length_sample is not None:  # whole measured rows, from the prompts' stream
+        prompt, output = workload.length_sample.draw(prompt_stream, requests, cap - 1, cap)
+    else:
+        prompt = draw_lengths(
+            prompt_stream, workload.prompt_tokens_mean, workload.prompt_tokens_cv, requests, cap - 1
+        )
+        output = draw_lengths(
+            output_stream, workload.output_tokens_mean, workload.output_tokens_cv, requests, cap
+        )
     output = np.minimum(output, cap - prompt)
     # The last prompt token is always computed: it yields the first output token.
     cached = np.minimum(

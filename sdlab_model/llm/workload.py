@@ -4,7 +4,9 @@ One frozen ``LlmWorkload`` holds them, validated once at construction with a mes
 field, the value and the allowed range (``INPUT_RANGES``, the one declaration of those ranges).
 Lengths are drawn from a lognormal with the given mean and coefficient of variation (spread /
 mean; 0 is every request the same length), rounded to whole tokens of at least 1 and at most the
-model's context. Arrivals are a renewal stream at ``rate_rps`` over all replicas with Gamma gaps
+model's context; or, given a ``length_sample`` of measured requests, from it (the four length
+fields then hold the sample's means and cvs, whatever was passed; ``length_sample``).
+Arrivals are a renewal stream at ``rate_rps`` over all replicas with Gamma gaps
 of cv ``arrival_cv`` (1: Poisson; above 1 bursty, as the Lab's), and a router that picks a
 replica at random gives each replica ``rate_rps / replicas`` of it (Poisson stays Poisson).
 
@@ -25,10 +27,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
 
 from sdlab_model.llm.catalog import gpu_by_id, model_by_id
 from sdlab_model.llm.iteration import EngineEfficiency, IterationCost, iteration_cost
 from sdlab_model.llm.kv_cache import PRECISION_BYTES, KvCapacity, kv_capacity
+from sdlab_model.llm.length_sample import LengthSample
+from sdlab_model.llm.lengths import length_nodes
 
 INPUT_RANGES: dict[str, tuple[float, float]] = {
     "tensor_parallel": (1, 8),
@@ -50,6 +57,8 @@ INPUT_RANGES: dict[str, tuple[float, float]] = {
     "e2e_p99_target_ms": (1.0, 3_600_000.0),
 }
 """Field -> (lowest, highest) accepted value; the page's sliders take their ranges from here."""
+LENGTH_FIELDS = ("prompt_tokens_mean", "prompt_tokens_cv", "output_tokens_mean", "output_tokens_cv")
+"""The lognormal's fields, which a length sample sets to its own moments."""
 
 _WHOLE = frozenset(
     {
@@ -86,9 +95,13 @@ class LlmWorkload:
     ttft_p99_target_ms: float = 2000.0
     tpot_p99_target_ms: float = 100.0
     e2e_p99_target_ms: float = 60_000.0
+    length_sample: LengthSample | None = None
+    """Measured (prompt, output) lengths, in place of the lognormal; None: the lognormal."""
 
     def __post_init__(self) -> None:
         model = model_by_id(self.model_id)
+        if self.length_sample is not None:
+            self._take_sample_moments(model)
         gpu = gpu_by_id(self.gpu_id)
         if self.precision not in PRECISION_BYTES:
             raise ValueError(
@@ -112,6 +125,30 @@ class LlmWorkload:
                 f"{self.output_tokens_mean:g}) exceed {model.name}'s context of "
                 f"{model.max_context_tokens} tokens"
             )
+
+    def _take_sample_moments(self, model) -> None:
+        """Set the four length fields to the sample's moments; ``ValueError`` where the sample's
+        longest request overflows the model's context or its moments are out of range."""
+        sample = self.length_sample
+        if not isinstance(sample, LengthSample):
+            raise ValueError(f"length_sample must be a LengthSample, got {type(sample).__name__}")
+        if sample.longest_request_tokens > model.max_context_tokens:
+            raise ValueError(
+                f"the length sample's longest request ({sample.longest_request_tokens:,} tokens, "
+                f"prompt and output) exceeds {model.name}'s context of "
+                f"{model.max_context_tokens:,} tokens"
+            )
+        for name in LENGTH_FIELDS:
+            column, moment = name.split("_tokens_")
+            value = sample.mean(column) if moment == "mean" else sample.cv(column)
+            low, high = INPUT_RANGES[name]
+            if not low <= value <= high:
+                what = "mean" if moment == "mean" else "spread (cv)"
+                raise ValueError(
+                    f"the length sample's {column} {what}, {value:,.3g}, is outside the "
+                    f"{low:g} to {high:g} the model accepts"
+                )
+            object.__setattr__(self, name, value)  # derived, as the class says
 
     @property
     def model(self):
@@ -161,6 +198,28 @@ class LlmWorkload:
             efficiency=efficiency,
         )
 
+    def length_nodes(self, name: str, cap: int) -> np.ndarray:
+        """``"prompt"`` or ``"output"`` lengths within ``[1, cap]`` at the quantile nodes
+        (``lengths.NODE_WEIGHTS``): the sample's, or the lognormal's."""
+        if self.length_sample is not None:
+            return self.length_sample.nodes(name, cap)
+        if name == "prompt":
+            return _lognormal_nodes(self.prompt_tokens_mean, self.prompt_tokens_cv, cap)
+        return _lognormal_nodes(self.output_tokens_mean, self.output_tokens_cv, cap)
+
     def with_changes(self, **changes) -> LlmWorkload:
-        """A copy with ``changes`` applied, validated again."""
+        """A copy with ``changes`` applied, validated again. A new value for a length field
+        of a workload with a length sample leaves the sample: a lognormal with the new value
+        (and the sample's other moments)."""
+        moved = [
+            name
+            for name in LENGTH_FIELDS
+            if changes.get(name, getattr(self, name)) != getattr(self, name)
+        ]
+        if self.length_sample is not None and "length_sample" not in changes and moved:
+            changes["length_sample"] = None
         return replace(self, **changes)
+
+
+_lognormal_nodes = lru_cache(maxsize=4096)(length_nodes)
+"""The lognormal's nodes, kept: a heatmap's cells share a few."""

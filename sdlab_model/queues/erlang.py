@@ -43,9 +43,18 @@ def erlang_c(servers: int, offered_load: float) -> float:
     return blocking / (1.0 - rho * (1.0 - blocking))
 
 
+_SCALAR_CELLS = 32
+"""Up to this many cells, Erlang B runs cell by cell on Python floats: a numpy step costs
+microseconds whatever the cells, so one cell's 256-slot recursion took milliseconds."""
+
+
 def erlang_b_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
-    """Erlang B over broadcast arrays: one recursion pass up to the largest server count."""
+    """Erlang B over broadcast arrays: one recursion pass up to the largest server count (cell
+    by cell for a few cells: the same float operations, so the same values)."""
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=np.int64), np.asarray(offered_load, float))
+    if a.size <= _SCALAR_CELLS and c.size and c.min() >= 1 and (a >= 0).all():
+        values = [erlang_b(int(ck), float(ak)) for ck, ak in zip(c.flat, a.flat, strict=True)]
+        return np.array(values, dtype=float).reshape(a.shape)
     blocking = np.ones(a.shape)
     out = np.ones(a.shape)
     for k in range(1, int(c.max(initial=1)) + 1):

@@ -1,8 +1,9 @@
 """The LLM page's scenario cards: each loads a deployment and asks a question before the numbers.
 
 A card's inputs are data (``CARDS``); its answer is the model's judgement of those inputs, the same
-``llm_latency`` the headline draws, revealed on request. ``binds`` is what the model says binds
-there; a test keeps the card's prose honest against it.
+``llm_latency`` the headline draws, revealed on request (not while measured lengths replace the
+card's). ``binds`` is what the model says binds there; a test keeps the card's prose honest
+against it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from sdlab_model.llm import gpu_by_id, model_by_id
-from sdlab_ui.llm import controls
+from sdlab_ui.llm import controls, lengths
 from sdlab_ui.llm.fields import build_workload, default_values, inputs_of
 from sdlab_ui.llm.sections import binding_sentence, estimate
 from sdlab_ui.text import ms_text
@@ -150,7 +151,7 @@ def draw() -> None:
                 args=(card,),
             )
     card = CARD_BY_KEY.get(st.session_state.get(_ACTIVE_KEY, ""))
-    if card is None or inputs_of(controls.current_values()) != card.values:
+    if card is None or inputs_of(controls.current_values()) != card.values or lengths.in_use():
         return
     st.markdown(f"**Predict first:** {card.question}")
     with st.expander("Reveal the model's answer"):

@@ -8,7 +8,6 @@ reruns as a fragment of its own. A result stays on the page while the inputs it 
 from __future__ import annotations
 
 import math
-from dataclasses import astuple
 
 import pandas as pd
 import streamlit as st
@@ -25,6 +24,7 @@ from sdlab_model.llm import (
     simulate_llm,
 )
 from sdlab_ui.llm import controls
+from sdlab_ui.llm.fields import cache_key
 from sdlab_ui.server import budget, runs
 from sdlab_ui.text import ms_text, rate_text
 
@@ -34,7 +34,7 @@ DISAGGREGATION_KEY = "llm.disaggregation"
 SIMULATE_KEY = "llm.simulate"
 SIMULATION_SEED = 0
 SHOWN_OPTIONS = 8
-_KEY = {LlmWorkload: astuple}
+_KEY = {LlmWorkload: cache_key}
 
 
 @st.cache_data(max_entries=16, hash_funcs=_KEY, show_spinner="Pricing every GPU and split…")

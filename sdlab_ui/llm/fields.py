@@ -8,7 +8,9 @@ reads. URL keys are the names under the page's ``llm.`` prefix.
 
 from __future__ import annotations
 
-from sdlab_model.llm import LlmWorkload
+from dataclasses import fields
+
+from sdlab_model.llm import LengthSample, LlmWorkload
 from sdlab_model.page_params import LLM_BY_NAME, LLM_CHOICE_BY_NAME, LLM_HEATMAP_AXIS
 from sdlab_ui.page_inputs import parse_number
 from sdlab_ui.state import plain_text
@@ -77,9 +79,22 @@ def url_values(values: dict) -> dict[str, str]:
     return out
 
 
-def build_workload(values: dict) -> tuple[LlmWorkload | None, str | None]:
-    """The model's workload from the page's values, or None and a reason a person can act on."""
+def build_workload(
+    values: dict, length_sample: LengthSample | None = None
+) -> tuple[LlmWorkload | None, str | None]:
+    """The model's workload from the page's values (and measured lengths, if uploaded), or None
+    and a reason a person can act on."""
     try:
-        return LlmWorkload(**inputs_of(values)), None
+        return LlmWorkload(**inputs_of(values), length_sample=length_sample), None
     except ValueError as error:
         return None, f"These inputs cannot run: {plain_text(str(error))}."
+
+
+def cache_key(workload: LlmWorkload) -> tuple:
+    """A workload as ``st.cache_data`` hashes it: its fields, a length sample by its digest
+    (hashing every row on every call would cost more than most of what is cached)."""
+    sample = workload.length_sample
+    return tuple(
+        getattr(workload, f.name) if f.name != "length_sample" else sample and sample.digest
+        for f in fields(workload)
+    )

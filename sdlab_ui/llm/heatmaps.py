@@ -3,12 +3,12 @@ second input the visitor picks (replicas, tensor parallel or prompt length).
 
 The grid is ``llm_heatmap``'s (one numpy pass), computed in the work lane and cached; the rate
 axis, on a log scale, reaches past the largest stable rate (``max_stable_rates``) of the most
-capable row, so every row's unstable edge is in view.
+capable row, so every row's unstable edge is in view. Both are built only while their expander is
+open (as the Lab's distribution is): a grid and its axis's search are most of a fresh rerun, and
+every input change would otherwise pay for them.
 """
 
 from __future__ import annotations
-
-from dataclasses import astuple
 
 import numpy as np
 import streamlit as st
@@ -17,6 +17,7 @@ from sdlab_model.llm import INPUT_RANGES, LlmHeatmap, LlmWorkload, llm_heatmap
 from sdlab_model.llm.capacity import max_stable_rates
 from sdlab_model.page_params import LLM_HEATMAP_AXIS
 from sdlab_ui.llm import controls
+from sdlab_ui.llm.fields import cache_key
 from sdlab_ui.llm.figures import p99_figure
 from sdlab_ui.server import budget, runs
 
@@ -27,7 +28,9 @@ ROWS = 12
 Y_FIELDS = LLM_HEATMAP_AXIS.choices
 Y_KEY = controls.WIDGET + LLM_HEATMAP_AXIS.name
 CHART_KEYS = {"TTFT": "llm.heatmap.ttft", "TPOT": "llm.heatmap.tpot"}
-_KEY = {LlmWorkload: astuple}
+OPEN_KEY = "llm.heatmaps_open"
+LABEL = "TTFT and TPOT p99 over the request rate and one more input"
+_KEY = {LlmWorkload: cache_key}
 
 
 def _y_values(workload: LlmWorkload, field: str) -> tuple[float, ...]:
@@ -68,15 +71,28 @@ def cached_heatmap(workload: LlmWorkload, y_field: str) -> LlmHeatmap:
 
 @runs.fragment
 def draw(workload: LlmWorkload) -> None:
-    """The two heatmaps side by side; the second axis's choice reruns this section alone."""
+    """The two heatmaps side by side, in an expander, built only while it is open; opening it
+    or choosing the second axis reruns this section alone. A link with an axis of its own
+    opens it."""
     st.subheader("Where the targets hold")
+    axis_in_link = controls.current_values()[LLM_HEATMAP_AXIS.name] != LLM_HEATMAP_AXIS.default
+    panel = st.expander(LABEL, expanded=axis_in_link, key=OPEN_KEY, on_change="rerun")
+    if panel.open:
+        with panel:
+            _charts(workload)
+
+
+def _charts(workload: LlmWorkload) -> None:
     y_field = controls.view(LLM_HEATMAP_AXIS)
     heatmap = cached_heatmap(workload, y_field)
     current = (workload.rate_rps, getattr(workload, y_field))
     for column, name in zip(st.columns(2), CHART_KEYS, strict=True):
         with column:
             st.plotly_chart(p99_figure(heatmap, name, current), key=CHART_KEYS[name])
+    measured = workload.length_sample is not None and y_field == "prompt_tokens_mean"
     st.caption(
         "Red line: the p99 target; grey: unstable (the rate exceeds what the deployment serves); "
         "×: this design. Cells where the model flags itself approximate say so on hover."
+        + " Rows other than this design's are lognormal prompts with the measured spread."
+        * measured
     )

@@ -7,22 +7,22 @@ too); this module formats and lays them out, and computes nothing about the desi
 from __future__ import annotations
 
 import math
-from dataclasses import astuple
 
 import streamlit as st
 
 from sdlab_model.llm import LlmEstimate, LlmWorkload, llm_latency
+from sdlab_ui.cache import shared_cache
 from sdlab_ui.text import money, ms_text, rate_text
 
 HEADLINE_KEY = "llm-headline"
 """The headline's container (``st-key-llm-headline`` in the browser)."""
 APPROXIMATE = "approximate"
-_KEY = {LlmWorkload: astuple}
 
 
-@st.cache_data(max_entries=256, hash_funcs=_KEY, show_spinner=False)
+@shared_cache(maxsize=256)
 def estimate(workload: LlmWorkload) -> LlmEstimate:
-    """``llm_latency``, cached: a few ms, but every rerun of the page asks for it."""
+    """``llm_latency``, shared read-only: ~1 ms, as much as ``st.cache_data``'s own bookkeeping
+    of a miss, and every rerun of the page asks for it (``sdlab_ui.cache``)."""
     return llm_latency(workload)
 
 

@@ -83,3 +83,19 @@ def shape_title(app: AppTest) -> str:
 
 def assert_no_exception(app: AppTest) -> None:
     assert not app.exception, f"the app raised: {[e.message for e in app.exception]}"
+
+
+def forge_widget_state(widget, state_of):
+    """Make ``widget`` send the widget state ``state_of(widget)`` on the next run, as a hostile
+    client speaking Streamlit's protocol could (a browser only sends values the widget offers)."""
+
+    class Forged(type(widget)):
+        @property
+        def _widget_state(self):
+            return state_of(self)
+
+        def _get_files_to_register(self):
+            return []  # nothing was uploaded: the file id is made up
+
+    widget.__class__ = Forged
+    return widget

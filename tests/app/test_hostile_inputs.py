@@ -10,7 +10,13 @@ import json
 import re
 
 import pytest
-from apptest_helpers import assert_no_exception, headline_p99, open_app, sidebar_value
+from apptest_helpers import (
+    assert_no_exception,
+    forge_widget_state,
+    headline_p99,
+    open_app,
+    sidebar_value,
+)
 
 from sdlab_model import scenario_file
 from sdlab_model.workload import Workload
@@ -48,22 +54,6 @@ def test_a_file_with_a_lone_surrogate_is_refused_and_the_page_keeps_working(wher
     assert headline_p99(app), "the Lab stopped rendering after a refused file"
 
 
-def _forge(widget, state_of):
-    """Make ``widget`` send the widget state ``state_of(widget)`` on the next run, as a hostile
-    client speaking Streamlit's protocol could (a browser only sends values the widget offers)."""
-
-    class Forged(type(widget)):
-        @property
-        def _widget_state(self):
-            return state_of(self)
-
-        def _get_files_to_register(self):
-            return []  # nothing was uploaded: the file id is made up
-
-    widget.__class__ = Forged
-    return widget
-
-
 def test_a_forged_model_value_is_ignored():
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -73,7 +63,7 @@ def test_a_forged_model_value_is_ignored():
         return state
 
     app = open_app({"model": "teaching"})
-    _forge(app.radio(key=widget_key("model")), forged)
+    forge_widget_state(app.radio(key=widget_key("model")), forged)
     app.run()
     assert_no_exception(app)
     assert app.radio(key=widget_key("model")).value == "teaching", "a forged model was taken"
@@ -95,7 +85,7 @@ def test_a_forged_upload_file_id_changes_nothing():
         return state
 
     app = open_app({"rate_rps": "750"})
-    _forge(app.file_uploader(key=UPLOAD_KEY), forged)
+    forge_widget_state(app.file_uploader(key=UPLOAD_KEY), forged)
     app.run()
     assert_no_exception(app)
     assert sidebar_value(app, "rate_rps") == 750, "a forged upload changed the lab"

@@ -177,9 +177,18 @@ def test_bad_url_values_give_notices_and_the_defaults(value):
     assert _llm_params(app) == {}, f"the bad values stayed in the URL: {_llm_params(app)}"
 
 
+def _open_heatmaps(app):
+    """Open the heatmaps' expander, as a click on it would."""
+    app.session_state[heatmaps.OPEN_KEY] = True
+    app.run()
+    assert_no_exception(app)
+    return app
+
+
 def test_a_bad_heatmap_axis_gives_a_notice_and_the_default_axis():
     app = _open({"llm.heatmap_y": "<b>colour</b>"})
     assert any("Against the request rate" in w.value for w in app.warning), "no notice"
+    _open_heatmaps(app)
     assert app.selectbox(key=heatmaps.Y_KEY).value == "replicas", "not the default axis"
     assert _llm_params(app) == {}, f"the bad axis stayed in the URL: {_llm_params(app)}"
 
@@ -279,9 +288,29 @@ def _array(value, shape) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
 
 
+def test_the_heatmaps_are_built_only_once_their_expander_is_opened():
+    app = _open({"llm.rate_rps": "6"})
+    panel = next(e for e in app.expander if e.label == heatmaps.LABEL)
+    assert not panel.proto.expanded, "the heatmaps' expander starts open"
+    assert not app.get("plotly_chart"), "heatmaps were drawn before anyone asked"
+    assert not [s for s in app.selectbox if s.key == heatmaps.Y_KEY], "an axis with no chart"
+    _open_heatmaps(app)
+    keys = {chart.key for chart in app.get("plotly_chart")}
+    assert keys == set(heatmaps.CHART_KEYS.values()), f"charts once opened: {keys}"
+    app.number_input(key=WIDGET + "replicas").set_value(2).run()
+    assert_no_exception(app)
+    assert len(app.get("plotly_chart")) == 2, "the opened heatmaps did not stay open"
+
+
+def test_a_link_with_a_heatmap_axis_opens_the_heatmaps():
+    app = _open({"llm.heatmap_y": "tensor_parallel"})
+    keys = {chart.key for chart in app.get("plotly_chart")}
+    assert keys == set(heatmaps.CHART_KEYS.values()), f"the link's axis drew {keys}"
+
+
 @pytest.mark.parametrize("y_field", heatmaps.Y_FIELDS)
 def test_the_heatmaps_draw_the_models_grid_with_the_target_contour(y_field):
-    app = _open({"llm.rate_rps": "6"})
+    app = _open_heatmaps(_open({"llm.rate_rps": "6"}))
     app.selectbox(key=heatmaps.Y_KEY).set_value(y_field).run()
     assert_no_exception(app)
     axis = {} if y_field == "replicas" else {"heatmap_y": y_field}

@@ -60,6 +60,15 @@ def test_erlang_arrays_match_scalars():
     assert np.allclose(got, expected, rtol=1e-13), "vectorized Erlang C differs from the scalar"
 
 
+def test_erlang_b_of_a_few_cells_is_the_vectorized_recursions_bit_for_bit(monkeypatch):
+    rng = np.random.default_rng(7)
+    servers, loads = rng.integers(1, 600, 30), rng.uniform(0.0, 700.0, 30)
+    few = erlang.erlang_b_array(servers, loads)
+    monkeypatch.setattr(erlang, "_SCALAR_CELLS", 0)
+    vectorized = erlang.erlang_b_array(servers, loads)
+    assert np.array_equal(few, vectorized), "cell by cell differs from the vectorized recursion"
+
+
 def test_erlang_c_is_one_at_capacity():
     assert erlang.erlang_c(4, 4.0) == 1.0, "at rho = 1 every arrival waits"
 
