@@ -149,8 +149,10 @@ def test_a_csv_reads_with_or_without_its_header_and_round_trips():
 
 
 def test_a_sample_is_compact_read_only_and_equal_by_content():
-    sample = _lognormal_sample(rows=100_000)
-    assert sample.prompt_tokens.nbytes + sample.output_tokens.nbytes == 800_000, "not int32"
+    sample = _lognormal_sample(rows=MAX_SAMPLE_ROWS)
+    assert sample.prompt_tokens.nbytes + sample.output_tokens.nbytes == 8 * MAX_SAMPLE_ROWS, (
+        "not int32"
+    )
     with pytest.raises(ValueError, match="read-only"):
         sample.prompt_tokens[0] = 5
     again = LengthSample(list(sample.prompt_tokens), list(sample.output_tokens), "another name")
