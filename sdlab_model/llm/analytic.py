@@ -87,6 +87,10 @@ Wider, the model's p99s fall short of the simulator's as the spread and the prom
 with 3,000-token prompts at 30% load: TPOT 19% low; docs/llm_model.md)."""
 APPROXIMATE_OUTPUT_CV = 1.0
 """Output spread (cv) above which estimates are flagged approximate: the widest any grid checked."""
+APPROXIMATE_LENGTH_RANK_CORRELATION = 0.2
+"""|Spearman| of a measured sample's prompt and output lengths above which estimates are flagged
+approximate: the model draws the two independently, and no grid checked linked lengths. A stated
+cut, not a tuned one (the simulator draws whole rows and is the check)."""
 QUANTILES = (0.50, 0.95, 0.99)
 _PERIOD_BISECTIONS = 24
 """Halvings of a bracket one scan step wide: T to a few parts in ten million."""
@@ -654,7 +658,10 @@ def llm_grid(
     n = state.running
     decode_compute = cost[:, 0] * (n + 1.0) + cost[:, 1] * (n + 1.0) * state.context
     short = np.array([w.output_tokens_mean < APPROXIMATE_SHORT_OUTPUT for w in workloads])
-    short |= np.array([_unchecked_spread(w) or _not_poisson(w) for w in workloads], dtype=bool)
+    short |= np.array(
+        [_unchecked_spread(w) or _not_poisson(w) or _linked_lengths(w) for w in workloads],
+        dtype=bool,
+    )
     approximate = (gain > APPROXIMATE_LOOP_GAIN) | (slot_load > APPROXIMATE_SLOT_LOAD) | short
     approximate |= (kv_slots < slot_cap) & (slot_load > APPROXIMATE_KV_SLOT_LOAD)
     return _Grid(
@@ -690,6 +697,13 @@ def _not_poisson(w: LlmWorkload) -> bool:
     return w.arrival_cv != 1.0
 
 
+def _linked_lengths(w: LlmWorkload) -> bool:
+    """Whether a measured sample's prompt and output lengths go together (|Spearman| above
+    ``APPROXIMATE_LENGTH_RANK_CORRELATION``): the model takes the two columns as independent."""
+    sample = w.length_sample
+    return sample is not None and abs(sample.rank_correlation) > APPROXIMATE_LENGTH_RANK_CORRELATION
+
+
 def _approximate_because(grid: _Grid, index: int, w: LlmWorkload) -> str:
     """The flag's reasons in words, as ``llm_grid`` set it."""
     if not grid.approximate[index]:
@@ -707,6 +721,8 @@ def _approximate_because(grid: _Grid, index: int, w: LlmWorkload) -> str:
         reasons.append("the lengths spread wider than the checks covered")
     if _not_poisson(w):
         reasons.append("arrivals are not Poisson")
+    if _linked_lengths(w):
+        reasons.append("the sample's long prompts and long outputs go together")
     return "; ".join(reasons)
 
 

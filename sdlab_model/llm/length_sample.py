@@ -91,6 +91,15 @@ class LengthSample:
         values = self.column(name).astype(float)
         return float(values.std() / values.mean())
 
+    @cached_property
+    def rank_correlation(self) -> float:
+        """Spearman's rank correlation of prompt and output tokens (0 for a constant column):
+        how far long prompts come with long outputs, which the analytic model leaves out."""
+        ranks = [_ranks(self.column(name)) for name in ("prompt", "output")]
+        if min(float(r.std()) for r in ranks) == 0.0:
+            return 0.0
+        return float(np.corrcoef(ranks[0], ranks[1])[0, 1])
+
     @property
     def longest_request_tokens(self) -> int:
         """The most tokens one request holds: its prompt and its output."""
@@ -119,6 +128,13 @@ class LengthSample:
     def with_outputs(self, tokens: int) -> LengthSample:
         """The same prompts, each with ``tokens`` output tokens (a prefill-only pool's)."""
         return replace(self, output_tokens=np.full(self.rows, tokens))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share theirs), as Spearman's coefficient takes them."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2.0)[inverse]
 
 
 def _column(name: str, values) -> np.ndarray:

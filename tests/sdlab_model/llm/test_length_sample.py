@@ -167,3 +167,16 @@ def test_a_sample_is_compact_read_only_and_equal_by_content():
 def test_a_sample_of_anything_but_whole_numbers_in_range_is_refused(rows):
     with pytest.raises(ValueError, match="prompt_tokens must be"):
         LengthSample(rows, (1, 1))
+
+
+def test_a_sample_whose_long_prompts_bring_long_outputs_is_flagged_approximate():
+    independent = _lognormal_sample()
+    assert abs(independent.rank_correlation) < 0.05, f"{independent.rank_correlation:.3f}"
+    assert BIMODAL.rank_correlation == pytest.approx(1.0), "BIMODAL's long rows go together"
+    linked = llm_latency(LlmWorkload(rate_rps=0.5, length_sample=BIMODAL))
+    alone = llm_latency(
+        LlmWorkload(rate_rps=0.5, length_sample=LengthSample(BIMODAL.prompt_tokens, (20,) * 1000))
+    )
+    assert linked.approximate, "linked lengths not flagged"
+    assert "go together" in linked.approximate_because, linked.approximate_because
+    assert "go together" not in alone.approximate_because, alone.approximate_because
