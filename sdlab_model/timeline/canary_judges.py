@@ -1,0 +1,465 @@
+"""Canary judges: how often each kind of judge flags a healthy canary, and how soon a sick one.
+
+A judge watches one metric of the canary for one rollout step of ``window_s`` seconds and gets a
+new point every ``interval_s`` (the metric interval): ``K = ⌊window_s / interval_s⌋`` looks. Each
+request is *bad* (failed; or slower than a latency line) with probability ``baseline_share`` on
+the baseline and ``canary_share`` on the canary; requests arrive as Poisson streams at
+``canary_rate_rps`` and ``baseline_rate_rps``. Three judges, each as real tools run them:
+
+- ``sequential_z_test``: at every look, a one-sided pooled two-proportion z-test on the counts
+  so far, against an O'Brien–Fleming boundary ``Z_k > C·√(K/k)`` whose constant ``C`` holds the
+  false alarms over the whole step to the stated rate (Jennison & Turnbull, *Group Sequential
+  Methods*, 2000, ch. 2). Repeating a fixed-window test at every look instead (``C`` = z₁₋α at
+  each) raises false alarms well past α: the criticism of issue 25.
+- ``kayenta_judge``: Kayenta's ``NetflixACAJudge`` classifies a metric with
+  ``MannWhitneyClassifier(tolerance = 0.25, confLevel = 0.98)``: a Mann–Whitney U test of the
+  canary's per-interval values against the baseline's, "High" when the 98% confidence interval of
+  the shift lies above 0, a one-sided 1% test (github.com/spinnaker/kayenta,
+  ``kayenta-judge/.../classifiers/metric/MannWhitneyClassifier.scala``). Spinnaker's canary stage
+  judges at the end of each analysis interval, which defaults to the canary's whole lifetime
+  (spinnaker.io/guides/user/canary/stage): here, once at the end of the step. The tolerance's
+  bounds around the Hodges–Lehmann estimate are left out (they only relabel small shifts).
+- ``threshold_judge``: Flagger and Argo Rollouts check the canary alone against a fixed limit at
+  every interval. Flagger's built-in ``request-success-rate`` check has ``thresholdRange.min: 99``
+  and ``request-duration`` (the p99) a ``max`` in ms, both with ``interval: 1m``, and the
+  analysis rolls back once ``threshold`` checks have failed (``threshold: 5`` in its docs'
+  examples; docs.flagger.app/usage/metrics and /usage/deployment-strategies). Argo Rollouts'
+  ``AnalysisTemplate`` fails when failed measurements exceed ``failureLimit``, 0 by default: the
+  first failed check (argo-rollouts.readthedocs.io, "Analysis & Progressive Delivery").
+
+Each gives a ``JudgeOutcome``: the false-alarm rate over the step, the chance it flags the
+regression within the step, and the mean and 90th-percentile time to flag. None of them is a Monte
+Carlo; ``scripts/canary_judges.py`` is the Monte Carlo that checks them (docs/canary.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+_NORMAL = NormalDist()
+
+MAX_LOOKS = 240
+"""Looks per step a judge is modelled with: a longer step is judged every ``window/240`` (the
+recursion's cost grows with the looks; 240 is 4 hours at one look a minute)."""
+GRID_PER_SD = 8
+"""Grid points per standard deviation of one look's increment in the recursion."""
+SEQUENTIAL_TEST = (
+    "pooled two-proportion z-test on the counts so far, at every look, against an "
+    "O'Brien–Fleming boundary"
+)
+
+KAYENTA_CONFIDENCE = 0.98
+"""``NetflixACAJudge``'s ``confLevel``: a two-sided 98% interval, so a one-sided 1% test."""
+
+FLAGGER_MIN_SUCCESS = 0.99
+"""Flagger's ``request-success-rate`` ``thresholdRange.min: 99`` (percent)."""
+FLAGGER_FAILED_CHECKS = 5
+"""Flagger's ``analysis.threshold: 5``: failed checks before it rolls back."""
+ARGO_FAILURE_LIMIT = 0
+"""Argo Rollouts' ``failureLimit`` default: the analysis fails at the first failed measurement."""
+P99_LIMIT_MARGIN = 0.10
+"""The p99 limit a threshold judge is given: the fleet's p99 before the rollout +10% (Flagger's
+``request-duration`` takes an absolute ``max`` in ms; an operator sets it a little above what the
+old version does)."""
+P99_LIMIT_SHARE = 0.01
+"""An interval's p99 is above a line when more than 1% of its requests are."""
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One judge on one metric over one step: false alarms, and when a regression is flagged.
+
+    Times are from the start of the step, in whole metric intervals (a judge acts on a point).
+    ``mean_s`` is over the canaries flagged within the step; ``p90_s`` is when 90% of them are
+    flagged (``p90_between_looks``), None when fewer than 90% are ("not within this step").
+    """
+
+    judge: str
+    false_alarm: float
+    """Chance a canary with no regression is flagged somewhere in the step."""
+    detected: float
+    """Chance a regressed canary is flagged within the step."""
+    mean_s: float | None
+    p90_s: float | None
+    looks: int
+    interval_s: float
+
+
+def looks_in(window_s: float, interval_s: float) -> tuple[int, float]:
+    """The looks a judge gets in a step and the interval between them (``MAX_LOOKS`` at most)."""
+    interval = max(interval_s, window_s / MAX_LOOKS)
+    return max(1, math.floor(window_s / interval + 1e-9)), interval
+
+
+def _outcome(
+    judge: str, null_by_look: np.ndarray, alt_by_look: np.ndarray, interval_s: float
+) -> JudgeOutcome:
+    """A judge's outcome from its chance of first flagging at each look, without and with the
+    regression."""
+    detected = float(alt_by_look.sum())
+    times = interval_s * np.arange(1, alt_by_look.size + 1)
+    mean_s = float((alt_by_look * times).sum() / detected) if detected > 1e-12 else None
+    p90_s = p90_between_looks(np.cumsum(alt_by_look), interval_s)
+    return JudgeOutcome(
+        judge,
+        float(null_by_look.sum()),
+        detected,
+        mean_s,
+        p90_s,
+        alt_by_look.size,
+        interval_s,
+    )
+
+
+P90 = 0.9
+
+
+def p90_between_looks(flagged_by_look: np.ndarray, interval_s: float) -> float | None:
+    """When 90% of regressed canaries have been flagged, from the share flagged by each look:
+    interpolated linearly between the two looks around 90% (a judge flags only at a look, so a
+    quantile on the looks alone would jump a whole interval on a tiny change of chance), no
+    earlier than the first look that flags any; None when fewer than 90% are flagged within the
+    step."""
+    if flagged_by_look[-1] < P90:
+        return None
+    k = int(np.searchsorted(flagged_by_look, P90 - 1e-12))
+    if k == 0:
+        return interval_s
+    below, above = flagged_by_look[k - 1], flagged_by_look[k]
+    if below <= 0.0:
+        return interval_s * (k + 1)  # nothing is flagged before this look
+    return interval_s * (k + (P90 - below) / (above - below))
+
+
+def _score_drift(
+    baseline_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    interval_s: float,
+) -> tuple[float, float]:
+    """Drift and spread per look of the z-test's score ``S_k = √k·Z_k``, Brownian in ``k``.
+
+    With ``D`` the canary's bad share minus the baseline's after ``k`` looks, ``Var D =
+    v₁/(kΔ)`` (``v₁ = p₁q₁/r₁ + p₀q₀/r₀``) and the pooled test divides by ``√(v₀/(kΔ))``
+    (``v₀ = p̄q̄(1/r₁ + 1/r₀)``, ``p̄`` the rate-weighted share), so ``S_k`` gains
+    ``μ = (p₁ − p₀)√(Δ/v₀)`` a look with spread ``σ = √(v₁/v₀)`` (1 under no regression).
+    """
+    p1, p0, r1, r0 = canary_share, baseline_share, canary_rate_rps, baseline_rate_rps
+    pooled = (r1 * p1 + r0 * p0) / (r1 + r0)
+    null_variance = pooled * (1.0 - pooled) * (1.0 / r1 + 1.0 / r0)
+    variance = p1 * (1.0 - p1) / r1 + p0 * (1.0 - p0) / r0
+    return (p1 - p0) * math.sqrt(interval_s / null_variance), math.sqrt(variance / null_variance)
+
+
+def crossing_by_look(drift: float, spread: float, boundary: float, looks: int) -> np.ndarray:
+    """Chance a random walk ``S_k = S_{k−1} + N(drift, spread²)`` from 0 first passes
+    ``boundary`` at each look ``k = 1..looks``: recursive numerical integration
+    (Armitage, McPherson & Rowe 1969, "Repeated significance tests on accumulating data",
+    JRSS A 132(2)), the density of the walks not yet stopped carried on a grid of
+    ``spread / GRID_PER_SD`` and convolved with the step's normal density at each look.
+
+    Approximations: the grid (its error in a crossing chance is under 1e-3 at 8 points per
+    sd); walks more than 10 sd·√looks below 0 are dropped (under 1e-20 of them return).
+    """
+    h = spread / GRID_PER_SD
+    # Walks more than 10 spreads·√looks below 0 are dropped: they would have to climb as far
+    # again, against a drift that is ≤ 0 wherever walks go down there at all.
+    size = max(2, math.ceil(boundary / h + 10.0 * GRID_PER_SD * math.sqrt(looks)))
+    # Grid point g holds x = low + g·h and stands for the cell of width h around it: the cells
+    # from index size on lie past the boundary.
+    low = boundary - (size - 0.5) * h
+    first = math.floor((drift - 8.0 * spread) / h)
+    offsets = np.arange(first, math.ceil((drift + 8.0 * spread) / h) + 1)
+    kernel = np.exp(-0.5 * ((offsets * h - drift) / spread) ** 2)
+    kernel /= kernel.sum()
+    density = np.zeros(size)
+    start, part = divmod(-low / h, 1.0)  # 0 lies between two grid points: split its mass
+    density[int(start)] = 1.0 - part
+    density[min(int(start) + 1, size - 1)] += part
+    crossing = np.zeros(looks)
+    for look in range(looks):
+        if density.sum() < 1e-15:
+            break  # every walk has passed
+        moved = np.convolve(density, kernel)  # moved[m] is grid index m + first
+        top = size - first
+        crossing[look] = moved[max(top, 0) :].sum()
+        density = np.zeros(size)
+        g_from = max(0, first)
+        m_from, m_to = g_from - first, min(top, moved.size)
+        if m_to > m_from:
+            density[g_from : g_from + m_to - m_from] = moved[m_from:m_to]
+    return crossing
+
+
+@functools.lru_cache(maxsize=64)
+def obrien_fleming_constant(looks: int, false_alarm: float) -> float:
+    """``C`` such that a driftless unit walk passes ``C·√looks`` (``Z_k > C·√(looks/k)``) at
+    some look with chance ``false_alarm``: the Illinois variant of regula falsi on the log of
+    ``crossing_by_look``'s chance, between the one-look value ``z₁₋α`` (too low for several
+    looks) and 2·z₁₋α + 1; stops within 1e-5."""
+
+    def excess(constant: float) -> float:
+        passed = crossing_by_look(0.0, 1.0, constant * math.sqrt(looks), looks).sum()
+        return math.log(max(passed, 1e-300)) - math.log(false_alarm)
+
+    low = _NORMAL.inv_cdf(1.0 - false_alarm)
+    high = 2.0 * low + 1.0
+    f_low, f_high = excess(low), excess(high)
+    if f_low <= 0.0:
+        return low  # one look
+    side = 0
+    for _ in range(60):
+        middle = high - f_high * (high - low) / (f_high - f_low)
+        f_middle = excess(middle)
+        if f_middle > 0.0:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high /= 2.0
+            side = -1
+        else:
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low /= 2.0
+            side = 1
+        if high - low < 1e-5 or abs(f_middle) < 1e-7:
+            return middle
+    return middle
+
+
+def sequential_z_test(
+    baseline_share: float,
+    canary_null_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    interval_s: float,
+    window_s: float,
+    false_alarm: float,
+) -> JudgeOutcome:
+    """The sequential z-test's outcome (the module docstring), by ``crossing_by_look``.
+
+    ``canary_null_share`` is the canary's bad share with no regression (the baseline's, unless
+    the two versions run on different loads). The boundary is set for ``false_alarm`` over the
+    step when the two shares are equal; the outcome's ``false_alarm`` is the chance at
+    ``canary_null_share``.
+
+    Approximations: the counts so far are taken as Brownian in the looks, their shares' spread
+    as its value at the true shares (with few bad requests the z-test is skewed; the O'Brien–
+    Fleming boundary is far out at the early looks, where counts are fewest).
+    """
+    looks, interval = looks_in(window_s, interval_s)
+    boundary = obrien_fleming_constant(looks, false_alarm) * math.sqrt(looks)
+    walks = []
+    for share in (canary_null_share, canary_share):
+        drift, spread = _score_drift(
+            baseline_share, share, canary_rate_rps, baseline_rate_rps, interval
+        )
+        walks.append(crossing_by_look(drift, spread, boundary, looks))
+    return _outcome("sequential z-test", walks[0], walks[1], interval)
+
+
+def _normal_cdf(values: np.ndarray) -> np.ndarray:
+    return 0.5 * np.frompyfunc(math.erfc, 1, 1)(-np.asarray(values) / math.sqrt(2.0)).astype(float)
+
+
+_TABLE_COUNTS = 20_000
+_LOG_FACTORIAL = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1.0, _TABLE_COUNTS + 1)))))
+"""``ln k!`` for ``k ≤ _TABLE_COUNTS``; Stirling's series beyond (its next term under 1e-20)."""
+
+
+def _log_poisson(counts: np.ndarray, mean: float) -> np.ndarray:
+    whole = np.minimum(counts, _TABLE_COUNTS).astype(np.int64)
+    large = np.maximum(counts, 1.0)
+    stirling = (
+        large * np.log(large)
+        - large
+        + 0.5 * np.log(2.0 * math.pi * large)
+        + 1.0 / (12.0 * large)
+        - 1.0 / (360.0 * large**3)
+    )
+    log_factorial = np.where(counts <= _TABLE_COUNTS, _LOG_FACTORIAL[whole], stirling)
+    return counts * math.log(mean) - mean - log_factorial
+
+
+def _poisson_support(mean: float) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of a Poisson(``mean``) to ±9 sd and their probabilities (renormalised)."""
+    spread = 9.0 * math.sqrt(mean) + 10.0
+    counts = np.arange(max(0, math.floor(mean - spread)), math.ceil(mean + spread) + 1, dtype=float)
+    weights = np.exp(_log_poisson(counts, mean))
+    return counts, weights / weights.sum()
+
+
+def _poisson_below(limits: np.ndarray, mean: float) -> np.ndarray:
+    """``P(G < limit)`` for G Poisson(``mean``), each limit: exact sums up to 20,000 requests,
+    the Wilson–Hilferty approximation of the χ² behind the Poisson beyond (error under 1e-4)."""
+    largest = (np.ceil(limits) - 1.0).astype(np.int64)
+    if mean < 20_000:
+        top = max(int(largest.max(initial=0)), 0)
+        counts = np.arange(top + 1, dtype=float)
+        cdf = np.cumsum(np.exp(_log_poisson(counts, mean))) if mean > 0 else np.ones(top + 1)
+        return np.where(largest < 0, 0.0, cdf[np.clip(largest, 0, top)])
+    k = np.maximum(largest, 0) + 1.0  # P(G ≤ k − 1) = P(χ²_{2k} > 2·mean)
+    z = ((mean / k) ** (1.0 / 3.0) - 1.0 + 1.0 / (9.0 * k)) * 3.0 * np.sqrt(k)
+    return np.where(largest < 0, 0.0, _normal_cdf(-z))
+
+
+def interval_failure_chance(
+    rate_rps: float, interval_s: float, share: float, limit: float
+) -> float:
+    """Chance an interval's bad share exceeds ``limit``: its bad count ``X`` and good count
+    ``G`` are independent Poisson counts, and it fails when ``X > limit·(X + G)``, i.e.
+    ``G < X·(1 − limit)/limit``. Exact up to ``_poisson_below``'s approximation."""
+    requests = rate_rps * interval_s
+    if share <= 0.0:
+        return 0.0
+    bad, weights = _poisson_support(requests * share)
+    below = _poisson_below(bad * (1.0 - limit) / limit, requests * (1.0 - share))
+    return float(np.clip((weights * below).sum(), 0.0, 1.0))
+
+
+def _nth_failure_by_look(failure: float, needed: int, looks: int) -> np.ndarray:
+    """Chance the ``needed``-th failed check comes at look ``k`` (negative binomial)."""
+    k = np.arange(1, looks + 1, dtype=float)
+    out = np.zeros(looks)
+    if failure <= 0.0:
+        return out
+    if failure >= 1.0:
+        out[needed - 1 :] = 0.0
+        if needed <= looks:
+            out[needed - 1] = 1.0
+        return out
+    valid = k >= needed
+    kv = k[valid]
+    log_choose = (
+        np.frompyfunc(math.lgamma, 1, 1)(kv).astype(float)
+        - math.lgamma(needed)
+        - np.frompyfunc(math.lgamma, 1, 1)(kv - needed + 1.0).astype(float)
+    )
+    out[valid] = np.exp(
+        log_choose + needed * math.log(failure) + (kv - needed) * math.log1p(-failure)
+    )
+    return out
+
+
+def threshold_judge(
+    name: str,
+    canary_null_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    interval_s: float,
+    window_s: float,
+    limit: float,
+    failed_checks: int,
+) -> JudgeOutcome:
+    """A threshold judge: each interval fails when the canary's bad share is above ``limit``
+    (a success rate under ``1 − limit``, or a p99 above a line past which ``limit`` of requests
+    lie); it rolls back at the ``failed_checks``-th failed interval. The intervals' counts are
+    independent, so the outcome is exact (``interval_failure_chance``, negative binomial)."""
+    looks, interval = looks_in(window_s, interval_s)
+    by_look = [
+        _nth_failure_by_look(
+            interval_failure_chance(canary_rate_rps, interval, share, limit), failed_checks, looks
+        )
+        for share in (canary_null_share, canary_share)
+    ]
+    return _outcome(name, by_look[0], by_look[1], interval)
+
+
+def _rate_values(rate_rps: float, interval_s: float, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """An interval's bad share as a judge reads it (bad count over the interval's expected
+    requests) and its probabilities."""
+    requests = rate_rps * interval_s
+    if share <= 0.0:
+        return np.zeros(1), np.ones(1)
+    counts, weights = _poisson_support(requests * share)
+    return counts / requests, weights
+
+
+def _mann_whitney_pass(canary, baseline, m: int, n: int, quantile: float) -> float:
+    """Chance ``U − mn/2 > z·σ₀`` for ``m`` canary and ``n`` baseline values drawn from the two
+    discrete distributions: ``U`` normal with Lehmann's moments (1951, "Consistency and
+    unbiasedness of certain nonparametric tests", Ann. Math. Statist. 22), ``σ₀`` the null
+    spread with the expected tie correction of the zero values (only they tie: the judge's
+    shares are over each interval's own request count)."""
+    (c, cw), (b, bw) = canary, baseline
+    order = np.argsort(b)
+    b, bw = b[order], bw[order]
+    below_b = np.concatenate(([0.0], np.cumsum(bw)))
+    # For each canary value: P(B < c) + ½P(B = c).
+    left = below_b[np.searchsorted(b, c, "left")]
+    right = below_b[np.searchsorted(b, c, "right")]
+    over_b = left + 0.5 * (right - left)
+    order_c = np.argsort(c)
+    cs, cws = c[order_c], cw[order_c]
+    below_c = np.concatenate(([0.0], np.cumsum(cws)))
+    left_c = below_c[np.searchsorted(cs, b, "left")]
+    right_c = below_c[np.searchsorted(cs, b, "right")]
+    under_c = 1.0 - left_c - 0.5 * (right_c - left_c)  # P(C > b) + ½P(C = b)
+    theta = float((cw * over_b).sum())
+    canary_pair = float((bw * under_c**2).sum())  # E over B of P(C > B)², two canary values
+    baseline_pair = float((cw * over_b**2).sum())
+    mean = m * n * theta
+    variance = (
+        m
+        * n
+        * (
+            theta * (1.0 - theta)
+            + (m - 1) * (canary_pair - theta**2)
+            + (n - 1) * (baseline_pair - theta**2)
+        )
+    )
+    zero_c = float(cw[c == 0.0].sum())
+    zero_b = float(bw[b == 0.0].sum())
+    total = m + n
+    zeros_mean = m * zero_c + n * zero_b
+    pairs = m * (m - 1) * zero_c**2 + 2 * m * n * zero_c * zero_b + n * (n - 1) * zero_b**2
+    triples = (
+        m * (m - 1) * (m - 2) * zero_c**3
+        + 3 * m * (m - 1) * n * zero_c**2 * zero_b
+        + 3 * m * n * (n - 1) * zero_c * zero_b**2
+        + n * (n - 1) * (n - 2) * zero_b**3
+    )
+    ties = triples + 3.0 * pairs  # E[t³ − t] = E[t(t−1)(t−2)] + 3E[t(t−1)]
+    del zeros_mean
+    null_variance = m * n / 12.0 * ((total + 1) - ties / (total * (total - 1)))
+    if null_variance <= 0.0:
+        return 0.0  # every value tied: U is mn/2 and the test never rejects
+    threshold = m * n / 2.0 + quantile * math.sqrt(null_variance)
+    if variance <= 1e-12 * (m * n) ** 2:
+        return float(mean > threshold)  # one version's values all above the other's
+    return 1.0 - _NORMAL.cdf((threshold - mean) / math.sqrt(variance))
+
+
+def kayenta_judge(
+    baseline_share: float,
+    canary_null_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    interval_s: float,
+    window_s: float,
+) -> JudgeOutcome:
+    """The Kayenta-style judge (the module docstring): one Mann–Whitney test at the step's end
+    on the ``K`` per-interval bad shares of each version.
+
+    Approximations: ``U`` normal with its exact moments under the two count distributions
+    (30 values a side by default), each interval's share taken over its expected request count.
+    """
+    looks, interval = looks_in(window_s, interval_s)
+    quantile = _NORMAL.inv_cdf(1.0 - (1.0 - KAYENTA_CONFIDENCE) / 2.0)
+    baseline = _rate_values(baseline_rate_rps, interval, baseline_share)
+    chances = [
+        _mann_whitney_pass(
+            _rate_values(canary_rate_rps, interval, share), baseline, looks, looks, quantile
+        )
+        for share in (canary_null_share, canary_share)
+    ]
+    by_look = [np.zeros(looks), np.zeros(looks)]
+    by_look[0][-1], by_look[1][-1] = chances
+    return _outcome("Kayenta (Mann–Whitney, 98%)", by_look[0], by_look[1], interval)

@@ -1,0 +1,118 @@
+"""The canary judges' stated false alarms and detection times against their Monte Carlo.
+
+``scripts/canary_judges.py`` runs the full check (10,000 canaries a point, 108 rows, recorded in
+docs/canary.md); this is its fast form: 3,000 canaries a point on the cases where each judge is
+neither certain nor silent. Tolerances are the script's widened for the smaller sample: a
+false-alarm or flagged share near 5% has a Monte Carlo sd of √(0.05·0.95/3000) = 0.4 points, so
+±1.6 points is 4 sd; a mean time's sd is under 2% of it here (sd of the time ≤ 0.6 × mean over
+≥ 2,500 flagged canaries), so ±10% is over 5 sd; the p90's sd is ~1.5× the mean's, so ±12%.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from sdlab_model.timeline import canary_judges
+from sdlab_model.timeline.canary import (
+    ERROR_RATE,
+    P99_EVERY_REQUEST,
+    P99_SLOWEST,
+    CanaryPlan,
+    plan_rollout,
+)
+from sdlab_model.timeline.canary_simulation import simulate_judges
+from sdlab_model.workload import Workload
+
+TRIALS = 3_000
+SEED = 11  # the script runs seed 2026: neither was tuned on the other
+SHARE_TOLERANCE = 0.016
+MEAN_TOLERANCE = 0.10
+P90_TOLERANCE = 0.12
+
+WORKLOAD = Workload(rate_rps=2000.0, replicas=8)
+CASES = [
+    # (plan, step index, metric, judges): each judge where it flags some canaries, not all at once
+    (CanaryPlan(baseline="same-size"), 0, ERROR_RATE, ("sequential", "kayenta")),
+    (CanaryPlan(baseline="same-size"), 2, P99_SLOWEST, ("sequential",)),
+    (CanaryPlan(baseline="live"), 1, ERROR_RATE, ("sequential", "kayenta")),
+    (
+        CanaryPlan(
+            baseline="same-size",
+            baseline_error_rate=0.005,
+            regressed_error_rate=0.012,
+            p99_regression=0.05,
+        ),
+        1,
+        ERROR_RATE,
+        ("flagger", "argo", "sequential"),
+    ),
+    (CanaryPlan(baseline="same-size", p99_regression=0.05), 1, P99_EVERY_REQUEST, ("sequential",)),
+]
+
+
+@pytest.mark.parametrize(("plan", "index", "metric", "judges"), CASES)
+def test_each_judges_stated_figures_match_its_monte_carlo(plan, index, metric, judges):
+    step = plan_rollout(WORKLOAD, plan).steps[index]
+    verdicts = next(v for v in step.verdicts if v.streams.metric == metric)
+    simulated = simulate_judges(verdicts.streams, plan, trials=TRIALS, seed=SEED)
+    for judge in judges:
+        stated, sim = getattr(verdicts, judge), simulated[judge]
+        where = f"{judge} at {step.share:.0%}, {metric}"
+        assert abs(sim.false_alarm - stated.false_alarm) <= SHARE_TOLERANCE, (
+            f"{where}: false alarms stated {stated.false_alarm:.4f}, "
+            f"simulated {sim.false_alarm:.4f}"
+        )
+        assert abs(sim.detected - stated.detected) <= SHARE_TOLERANCE, (
+            f"{where}: flagged stated {stated.detected:.4f}, simulated {sim.detected:.4f}"
+        )
+        assert stated.detected > 0.05, f"{where}: a case that flags nothing checks no time"
+        assert sim.mean_s == pytest.approx(stated.mean_s, rel=MEAN_TOLERANCE), (
+            f"{where}: mean time stated {stated.mean_s}, simulated {sim.mean_s}"
+        )
+        if stated.p90_s is not None or sim.p90_s is not None:
+            assert stated.p90_s is not None and sim.p90_s is not None, (
+                f"{where}: p90 stated {stated.p90_s}, simulated {sim.p90_s}"
+            )
+            assert sim.p90_s == pytest.approx(stated.p90_s, rel=P90_TOLERANCE), (
+                f"{where}: p90 stated {stated.p90_s}, simulated {sim.p90_s}"
+            )
+
+
+def test_one_look_needs_the_fixed_window_quantile_and_more_looks_a_higher_one():
+    z = NormalDist().inv_cdf(0.95)
+    one = canary_judges.obrien_fleming_constant(1, 0.05)
+    assert one == pytest.approx(z, abs=3e-3), f"one look: {one}, the one-sided 95% z is {z}"
+    many = [canary_judges.obrien_fleming_constant(k, 0.05) for k in (2, 5, 30, 240)]
+    assert all(a < b for a, b in zip([one, *many], many, strict=False)), f"constants {many}"
+
+
+def test_the_recursion_gives_a_single_normal_looks_tail():
+    # One look: the walk is N(drift, spread²), so the chance past b is 1 − Φ((b − drift)/spread).
+    for drift, spread, boundary in ((0.0, 1.0, 1.645), (1.0, 1.4, 2.5), (3.0, 0.6, 2.0)):
+        crossed = canary_judges.crossing_by_look(drift, spread, boundary, 1)[0]
+        exact = 1.0 - NormalDist(drift, spread).cdf(boundary)
+        assert crossed == pytest.approx(exact, abs=2e-3), f"{drift}, {spread}: {crossed} {exact}"
+
+
+def test_a_threshold_judge_is_a_negative_binomial_of_its_interval_failures():
+    # 300 req/s, a minute: 18,000 requests; at 1.2% errors an interval fails (over 1%) with
+    # chance q; Flagger's 5th failure by look k is a negative binomial.
+    q = canary_judges.interval_failure_chance(300.0, 60.0, 0.012, 0.01)
+    assert 0.9 < q < 1.0, f"1.2% errors over a 1% limit on 18,000 requests: q = {q}"
+    outcome = canary_judges.threshold_judge("f", 0.001, 0.012, 300.0, 60.0, 1800.0, 0.01, 5)
+    k = np.arange(1, 31)
+    expected = np.array([math.comb(int(j) - 1, 4) * q**5 * (1 - q) ** (j - 5) for j in k])
+    assert outcome.detected == pytest.approx(expected.sum(), rel=1e-9), "flagged share"
+    mean = float((expected * k * 60.0).sum() / expected.sum())
+    assert outcome.mean_s == pytest.approx(mean, rel=1e-9), "mean time to the 5th failure"
+
+
+def test_a_judge_that_flags_under_90_percent_has_no_p90():
+    flagged = np.array([0.1, 0.3, 0.5, 0.89])
+    assert canary_judges.p90_between_looks(flagged, 60.0) is None, "p90 of a judge under 90%"
+    assert canary_judges.p90_between_looks(np.array([0.5, 1.0]), 60.0) == pytest.approx(108.0)
+    assert canary_judges.p90_between_looks(np.array([0.0, 1.0]), 60.0) == 120.0, "a single look"
