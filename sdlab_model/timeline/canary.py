@@ -258,11 +258,8 @@ def judge(streams: Streams, plan: CanaryPlan) -> Verdicts:
             checks,
         )
         for name, checks in (
-            (
-                f"Flagger ({canary_judges.FLAGGER_FAILED_CHECKS} failed checks)",
-                canary_judges.FLAGGER_FAILED_CHECKS,
-            ),
-            ("Argo Rollouts (failureLimit 0)", canary_judges.ARGO_FAILURE_LIMIT + 1),
+            (canary_judges.FLAGGER, canary_judges.FLAGGER_FAILED_CHECKS),
+            (canary_judges.ARGO, canary_judges.ARGO_FAILURE_LIMIT + 1),
         )
     )
     if s.baseline_share is None:

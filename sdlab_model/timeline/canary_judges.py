@@ -66,8 +66,10 @@ P99_LIMIT_MARGIN = 0.10
 """The p99 limit a threshold judge is given: the fleet's p99 before the rollout +10% (Flagger's
 ``request-duration`` takes an absolute ``max`` in ms; an operator sets it a little above what the
 old version does)."""
-P99_LIMIT_SHARE = 0.01
-"""An interval's p99 is above a line when more than 1% of its requests are."""
+SEQUENTIAL = "sequential z-test"
+KAYENTA = "Kayenta (Mann–Whitney, 98%)"
+FLAGGER = f"Flagger ({FLAGGER_FAILED_CHECKS} failed checks)"
+ARGO = f"Argo Rollouts (failureLimit {ARGO_FAILURE_LIMIT})"
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,7 @@ def sequential_z_test(
             baseline_share, share, canary_rate_rps, baseline_rate_rps, interval
         )
         walks.append(crossing_by_look(drift, spread, boundary, looks))
-    return _outcome("sequential z-test", walks[0], walks[1], interval)
+    return _outcome(SEQUENTIAL, walks[0], walks[1], interval)
 
 
 def _normal_cdf(values: np.ndarray) -> np.ndarray:
@@ -462,4 +464,29 @@ def kayenta_judge(
     ]
     by_look = [np.zeros(looks), np.zeros(looks)]
     by_look[0][-1], by_look[1][-1] = chances
-    return _outcome("Kayenta (Mann–Whitney, 98%)", by_look[0], by_look[1], interval)
+    return _outcome(KAYENTA, by_look[0], by_look[1], interval)
+
+
+def judge_descriptions(false_alarm: float) -> dict[str, str]:
+    """What each judge does, for a reader (the page's notes under the tables)."""
+    return {
+        SEQUENTIAL: (
+            f"a {SEQUENTIAL_TEST}, set so a healthy canary is flagged {false_alarm:.0%} of the "
+            "time over the whole step (recursive integration of the counts as a Brownian walk; "
+            "approximate where a step sees few bad requests, checked by a Monte Carlo)"
+        ),
+        KAYENTA: (
+            "Kayenta's default judge: a Mann–Whitney test of the per-interval values at 98% "
+            "(one-sided 1%), once at the end of the step (Spinnaker's analysis interval defaults "
+            "to the canary's lifetime)"
+        ),
+        FLAGGER: (
+            f"Flagger's built-in checks: each interval fails when the success rate is under "
+            f"{FLAGGER_MIN_SUCCESS:.0%} or the p99 over its limit; rolls back at the "
+            f"{FLAGGER_FAILED_CHECKS}th failed check (``threshold: {FLAGGER_FAILED_CHECKS}``)"
+        ),
+        ARGO: (
+            "Argo Rollouts' analysis with the same per-interval checks and its default "
+            "``failureLimit: 0``: the first failed check aborts"
+        ),
+    }
