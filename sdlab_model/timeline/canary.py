@@ -232,6 +232,8 @@ class Verdicts:
 
     streams: Streams
     sequential: JudgeOutcome | None
+    repeated: JudgeOutcome | None
+    """The fixed-window z-test repeated at every look: false alarms without a correction."""
     kayenta: JudgeOutcome | None
     flagger: JudgeOutcome
     argo: JudgeOutcome
@@ -239,7 +241,7 @@ class Verdicts:
 
     @property
     def outcomes(self) -> tuple[JudgeOutcome, ...]:
-        judged = (self.sequential, self.kayenta, self.flagger, self.argo)
+        judged = (self.sequential, self.repeated, self.kayenta, self.flagger, self.argo)
         return tuple(outcome for outcome in judged if outcome is not None)
 
 
@@ -263,12 +265,13 @@ def judge(streams: Streams, plan: CanaryPlan) -> Verdicts:
         )
     )
     if s.baseline_share is None:
-        return Verdicts(s, None, None, flagger, argo, "no baseline to compare with")
+        return Verdicts(s, None, None, None, flagger, argo, "no baseline to compare with")
     rates = (s.canary_rate_rps, s.baseline_rate_rps)
     shares = (s.baseline_share, s.canary_null_share, s.canary_share)
     sequential = canary_judges.sequential_z_test(*shares, *rates, *common, plan.false_alarm)
+    repeated = canary_judges.repeated_z_test(*shares, *rates, *common, plan.false_alarm)
     kayenta = canary_judges.kayenta_judge(*shares, *rates, *common)
-    return Verdicts(s, sequential, kayenta, flagger, argo)
+    return Verdicts(s, sequential, repeated, kayenta, flagger, argo)
 
 
 @dataclass(frozen=True)

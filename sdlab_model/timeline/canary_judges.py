@@ -67,6 +67,7 @@ P99_LIMIT_MARGIN = 0.10
 ``request-duration`` takes an absolute ``max`` in ms; an operator sets it a little above what the
 old version does)."""
 SEQUENTIAL = "sequential z-test"
+REPEATED = "fixed-window z-test at every look"
 KAYENTA = "Kayenta (Mann–Whitney, 98%)"
 FLAGGER = f"Flagger ({FLAGGER_FAILED_CHECKS} failed checks)"
 ARGO = f"Argo Rollouts (failureLimit {ARGO_FAILURE_LIMIT})"
@@ -159,23 +160,31 @@ def _score_drift(
     return (p1 - p0) * math.sqrt(interval_s / null_variance), math.sqrt(variance / null_variance)
 
 
-def crossing_by_look(drift: float, spread: float, boundary: float, looks: int) -> np.ndarray:
+def crossing_by_look(
+    drift: float, spread: float, boundary: float | np.ndarray, looks: int
+) -> np.ndarray:
     """Chance a random walk ``S_k = S_{k−1} + N(drift, spread²)`` from 0 first passes
-    ``boundary`` at each look ``k = 1..looks``: recursive numerical integration
-    (Armitage, McPherson & Rowe 1969, "Repeated significance tests on accumulating data",
-    JRSS A 132(2)), the density of the walks not yet stopped carried on a grid of
-    ``spread / GRID_PER_SD`` and convolved with the step's normal density at each look.
+    ``boundary`` (one value, or one per look) at each look ``k = 1..looks``: recursive
+    numerical integration (Armitage, McPherson & Rowe 1969, "Repeated significance tests on
+    accumulating data", JRSS A 132(2)), the density of the walks not yet stopped carried on a
+    grid of ``spread / GRID_PER_SD`` and convolved with the step's normal density at each look.
 
     Approximations: the grid (its error in a crossing chance is under 1e-3 at 8 points per
     sd); walks more than 10 sd·√looks below 0 are dropped (under 1e-20 of them return).
     """
+    boundaries = np.broadcast_to(np.asarray(boundary, dtype=float), (looks,))
+    top = float(boundaries.max())
     h = spread / GRID_PER_SD
     # Walks more than 10 spreads·√looks below 0 are dropped: they would have to climb as far
     # again, against a drift that is ≤ 0 wherever walks go down there at all.
-    size = max(2, math.ceil(boundary / h + 10.0 * GRID_PER_SD * math.sqrt(looks)))
-    # Grid point g holds x = low + g·h and stands for the cell of width h around it: the cells
-    # from index size on lie past the boundary.
-    low = boundary - (size - 0.5) * h
+    size = max(2, math.ceil(top / h + 10.0 * GRID_PER_SD * math.sqrt(looks)))
+    # Grid point g holds x = low + g·h and stands for the cell of width h around it. At look k
+    # the boundary falls in cell cuts[k], a share past[k] of which lies beyond it (linearly);
+    # the cells above are past it. The highest boundary is a cell edge.
+    low = top - (size - 0.5) * h
+    position = (boundaries - low) / h + 0.5  # in cells, from the lower edge of cell 0
+    cuts = np.minimum(np.floor(position + 1e-9).astype(int), size)
+    past = np.clip(cuts + 1.0 - position, 0.0, 1.0)
     first = math.floor((drift - 8.0 * spread) / h)
     offsets = np.arange(first, math.ceil((drift + 8.0 * spread) / h) + 1)
     kernel = np.exp(-0.5 * ((offsets * h - drift) / spread) ** 2)
@@ -189,11 +198,17 @@ def crossing_by_look(drift: float, spread: float, boundary: float, looks: int) -
         if density.sum() < 1e-15:
             break  # every walk has passed
         moved = np.convolve(density, kernel)  # moved[m] is grid index m + first
-        top = size - first
-        crossing[look] = moved[max(top, 0) :].sum()
+        cut = int(cuts[look]) - first
+        if 0 <= cut < moved.size and cuts[look] < size:
+            straddling = moved[cut]
+            moved[cut] = straddling * (1.0 - past[look])
+            crossing[look] = straddling * past[look] + moved[cut + 1 :].sum()
+            cut += 1  # the straddling cell's remainder stays
+        else:
+            crossing[look] = moved[max(cut, 0) :].sum()
         density = np.zeros(size)
         g_from = max(0, first)
-        m_from, m_to = g_from - first, min(top, moved.size)
+        m_from, m_to = g_from - first, min(cut, moved.size)
         if m_to > m_from:
             density[g_from : g_from + m_to - m_from] = moved[m_from:m_to]
     return crossing
@@ -264,6 +279,31 @@ def sequential_z_test(
         )
         walks.append(crossing_by_look(drift, spread, boundary, looks))
     return _outcome(SEQUENTIAL, walks[0], walks[1], interval)
+
+
+def repeated_z_test(
+    baseline_share: float,
+    canary_null_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    interval_s: float,
+    window_s: float,
+    false_alarm: float,
+) -> JudgeOutcome:
+    """The same z-test at a fixed-window level, ``Z_k > z₁₋α`` at every look: what a judge
+    that looks every interval with a test sized for one window does (issue 25's criticism).
+    Its false alarms over the step are far above ``false_alarm``; by ``crossing_by_look`` with
+    the boundary ``z₁₋α·√k`` on the score."""
+    looks, interval = looks_in(window_s, interval_s)
+    boundary = _NORMAL.inv_cdf(1.0 - false_alarm) * np.sqrt(np.arange(1.0, looks + 1))
+    walks = []
+    for share in (canary_null_share, canary_share):
+        drift, spread = _score_drift(
+            baseline_share, share, canary_rate_rps, baseline_rate_rps, interval
+        )
+        walks.append(crossing_by_look(drift, spread, boundary, looks))
+    return _outcome(REPEATED, walks[0], walks[1], interval)
 
 
 def _normal_cdf(values: np.ndarray) -> np.ndarray:
@@ -474,6 +514,11 @@ def judge_descriptions(false_alarm: float) -> dict[str, str]:
             f"a {SEQUENTIAL_TEST}, set so a healthy canary is flagged {false_alarm:.0%} of the "
             "time over the whole step (recursive integration of the counts as a Brownian walk; "
             "approximate where a step sees few bad requests, checked by a Monte Carlo)"
+        ),
+        REPEATED: (
+            f"the same z-test at {1 - false_alarm:.0%} with no correction for looking every "
+            "interval: what a judge sized for one window does when it looks every minute, for "
+            "comparison"
         ),
         KAYENTA: (
             "Kayenta's default judge: a Mann–Whitney test of the per-interval values at 98% "

@@ -19,7 +19,7 @@ from sdlab_model.timeline import canary_judges
 from sdlab_model.timeline.canary import CanaryPlan, Streams
 
 _NORMAL = NormalDist()
-JUDGES = ("sequential", "kayenta", "flagger", "argo")
+JUDGES = ("sequential", "repeated", "kayenta", "flagger", "argo")
 
 
 @dataclass(frozen=True)
@@ -38,17 +38,16 @@ def _counts(rng, rate_rps: float, interval_s: float, share: float, shape) -> tup
     return requests, rng.binomial(requests, share)
 
 
-def _z_test_first(canary, baseline, constant: float, looks: int) -> np.ndarray:
-    """First look (0-based) at which the pooled z-test on the counts so far passes the
-    O'Brien–Fleming boundary, −1 if none."""
+def _z_test_first(canary, baseline, thresholds: np.ndarray) -> np.ndarray:
+    """First look (0-based) at which the pooled z-test on the counts so far passes that look's
+    threshold, −1 if none."""
     n1, x1, n0, x0 = (np.cumsum(counts, axis=1) for counts in (*canary, *baseline))
     with np.errstate(divide="ignore", invalid="ignore"):
         pooled = (x1 + x0) / (n1 + n0)
         spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
         z = (x1 / n1 - x0 / n0) / spread
     z = np.where(np.isfinite(z), z, -np.inf)
-    passed = z > constant * np.sqrt(looks / np.arange(1, looks + 1))
-    return _first(passed)
+    return _first(z > thresholds)
 
 
 def _first(passed: np.ndarray) -> np.ndarray:
@@ -110,6 +109,10 @@ def simulate_judges(
     stream per input (``SeedSequence(seed).spawn``)."""
     looks, interval = canary_judges.looks_in(plan.window_s, plan.interval_s)
     constant = canary_judges.obrien_fleming_constant(looks, plan.false_alarm)
+    thresholds = {
+        "sequential": constant * np.sqrt(looks / np.arange(1, looks + 1)),
+        "repeated": np.full(looks, _NORMAL.inv_cdf(1.0 - plan.false_alarm)),
+    }
     limit = 1.0 - canary_judges.FLAGGER_MIN_SUCCESS
     needed = {"flagger": canary_judges.FLAGGER_FAILED_CHECKS}
     needed["argo"] = canary_judges.ARGO_FAILURE_LIMIT + 1
@@ -132,7 +135,8 @@ def simulate_judges(
                 baseline = _counts(
                     rng, streams.baseline_rate_rps, interval, streams.baseline_share, shape
                 )
-                first["sequential"][case].append(_z_test_first(canary, baseline, constant, looks))
+                for judge, threshold in thresholds.items():
+                    first[judge][case].append(_z_test_first(canary, baseline, threshold))
                 first["kayenta"][case].append(_kayenta_first(canary, baseline, looks))
     return {
         judge: _summary(np.concatenate(null), np.concatenate(alt), interval)

@@ -48,7 +48,7 @@ def test_the_panel_shows_the_models_rollout_and_each_steps_judges():
     metrics = {metric.label: metric.value for metric in app.metric}
     assert metrics[label] == value, metrics
     judges = {row["judge"] for row in step_table(rollout.plan, rollout.steps[0])}
-    assert len(judges) == 4, f"four judges beside each other: {judges}"
+    assert len(judges) == 5, f"four judges and the uncorrected test beside them: {judges}"
     captions = " ".join(c.value for c in app.caption)
     assert "At 100%: no baseline" in captions, "the 100% step's missing judges unexplained"
 

@@ -37,8 +37,11 @@ WORKLOAD = Workload(rate_rps=2000.0, replicas=8)
 CASES = [
     # (plan, step index, metric, judges): each judge where it flags some canaries, not all at once
     (CanaryPlan(baseline="same-size"), 0, ERROR_RATE, ("sequential", "kayenta")),
+    (CanaryPlan(baseline="same-size"), 2, ERROR_RATE, ("repeated",)),
     (CanaryPlan(baseline="same-size"), 2, P99_SLOWEST, ("sequential",)),
     (CanaryPlan(baseline="live"), 1, ERROR_RATE, ("sequential", "kayenta")),
+    # 20 req/s against 1,980: the regressed score's spread is 1.4 × the null's
+    (CanaryPlan(baseline="live"), 0, ERROR_RATE, ("sequential",)),
     (
         CanaryPlan(
             baseline="same-size",
@@ -88,6 +91,18 @@ def test_one_look_needs_the_fixed_window_quantile_and_more_looks_a_higher_one():
     assert one == pytest.approx(z, abs=3e-3), f"one look: {one}, the one-sided 95% z is {z}"
     many = [canary_judges.obrien_fleming_constant(k, 0.05) for k in (2, 5, 30, 240)]
     assert all(a < b for a, b in zip([one, *many], many, strict=False)), f"constants {many}"
+
+
+def test_a_fixed_window_test_repeated_every_look_cries_wolf_far_more_than_its_level():
+    # Issue 25: a judge that looks every minute with a test sized for one window. Over 30 looks
+    # the 5% test flags ~24% of healthy canaries (its Monte Carlo: the "repeated" case above).
+    plan = CanaryPlan(baseline="same-size")
+    step = plan_rollout(WORKLOAD, plan).steps[2]
+    repeated = step.verdicts[0].repeated
+    sequential = step.verdicts[0].sequential
+    assert 0.2 < repeated.false_alarm < 0.3, f"repeated 5% test over 30 looks: {repeated}"
+    assert sequential.false_alarm == pytest.approx(0.05, abs=1e-3), "the corrected judge"
+    assert repeated.mean_s < sequential.mean_s, "the uncorrected test flags sooner, and wrongly"
 
 
 def test_the_recursion_gives_a_single_normal_looks_tail():
