@@ -15,17 +15,19 @@ the baseline and ``canary_share`` on the canary; requests arrive as Poisson stre
   ``MannWhitneyClassifier(tolerance = 0.25, confLevel = 0.98)``: a Mann–Whitney U test of the
   canary's per-interval values against the baseline's, "High" when the 98% confidence interval of
   the shift lies above 0, a one-sided 1% test (github.com/spinnaker/kayenta,
-  ``kayenta-judge/.../classifiers/metric/MannWhitneyClassifier.scala``). Spinnaker's canary stage
-  judges at the end of each analysis interval, which defaults to the canary's whole lifetime
-  (spinnaker.io/guides/user/canary/stage): here, once at the end of the step. The tolerance's
-  bounds around the Hodges–Lehmann estimate are left out (they only relabel small shifts).
+  ``kayenta-judge/.../classifiers/metric/MannWhitneyClassifier.scala``). A canary score is
+  produced once per canary interval ("The frequency at which a canary score is generated. The
+  recommended interval is at least 30 minutes", Spinnaker Deck's ``canary.help.ts``; Kayenta's
+  standalone analysis runs lifetime / interval judgements): with the default 30-minute step,
+  once, at its end (modelled so at any step length). The tolerance's bounds around the Hodges–Lehmann estimate are left out.
 - ``threshold_judge``: Flagger and Argo Rollouts check the canary alone against a fixed limit at
   every interval. Flagger's built-in ``request-success-rate`` check has ``thresholdRange.min: 99``
   and ``request-duration`` (the p99) a ``max`` in ms, both with ``interval: 1m``, and the
   analysis rolls back once ``threshold`` checks have failed (``threshold: 5`` in its docs'
-  examples; docs.flagger.app/usage/metrics and /usage/deployment-strategies). Argo Rollouts'
-  ``AnalysisTemplate`` fails when failed measurements exceed ``failureLimit``, 0 by default: the
-  first failed check (argo-rollouts.readthedocs.io, "Analysis & Progressive Delivery").
+  examples; docs.flagger.app/usage/metrics). Argo Rollouts fails a metric when its failed
+  measurements exceed ``failureLimit`` (``analysis/analysis.go``, ``assessMetricStatus``:
+  ``result.Failed > metric.FailureLimit``), an integer that is 0 when not set: the first failed
+  check.
 
 Each gives a ``JudgeOutcome``: the false-alarm rate over the step, the chance it flags the
 regression within the step, and the mean and 90th-percentile time to flag. None of them is a Monte
@@ -522,8 +524,8 @@ def judge_descriptions(false_alarm: float) -> dict[str, str]:
         ),
         KAYENTA: (
             "Kayenta's default judge: a Mann–Whitney test of the per-interval values at 98% "
-            "(one-sided 1%), once at the end of the step (Spinnaker's analysis interval defaults "
-            "to the canary's lifetime)"
+            "(one-sided 1%), once a canary interval (Spinnaker recommends at least 30 minutes): "
+            "here once, at the end of the step"
         ),
         FLAGGER: (
             f"Flagger's built-in checks: each interval fails when the success rate is under "
