@@ -122,9 +122,9 @@ def outcome_row(plan: CanaryPlan, metric: str, outcome: JudgeOutcome) -> dict[st
     return {
         "regression": regression_text(plan, metric),
         "judge": outcome.judge,
-        "false alarms over the step": _percent(outcome.false_alarm),
-        "regressed canaries flagged within the step": _percent(outcome.detected),
-        "mean time to flag (of those flagged)": "never" if never else duration_text(outcome.mean_s),
+        "false alarms": _percent(outcome.false_alarm),
+        "flagged within the step": _percent(outcome.detected),
+        "mean time to flag": "never" if never else duration_text(outcome.mean_s),
         "90% flagged by": NOT_WITHIN if outcome.p90_s is None else duration_text(outcome.p90_s),
     }
 
@@ -327,15 +327,17 @@ def render(workload: Workload) -> None:
     st.markdown(
         f"**What each judge does in each step** ({duration_text(plan.window_s)} a step, a look "
         f"every {duration_text(plan.interval_s)}). *False alarms*: the chance a new version with "
-        "no regression is flagged during the step. *Flagged*: the chance a regressed one is. "
-        "Times are from the start of the step."
+        "no regression is flagged during the step. *Flagged*: the chance a regressed one is "
+        "flagged within the step; the mean time is over those flagged. Times are from the start "
+        "of the step."
     )
     _step_tables(rollout)
-    descriptions = judge_descriptions(plan.false_alarm)
-    st.caption(
-        " ".join(f"**{name}**: {text}." for name, text in descriptions.items())
-        + f" The p99 limit of the threshold judges is {ms_text(rollout.p99_limit_ms)}, the "
-        "fleet's p99 before the rollout +10%. Per-version p99 from the queueing model at the "
-        "load each version carries; own replicas are sized to the new version's share (Argo "
-        "Rollouts' default). docs/canary.md has the sources and the Monte Carlo check."
-    )
+    with st.expander("How each judge works, and what the figures rest on"):
+        descriptions = judge_descriptions(plan.false_alarm)
+        st.markdown("\n".join(f"- **{name}**: {text}." for name, text in descriptions.items()))
+        st.caption(
+            f"The threshold judges' p99 limit is {ms_text(rollout.p99_limit_ms)}, the fleet's p99 "
+            "before the rollout +10%. Per-version p99 from the queueing model at the load each "
+            "version carries; own replicas are sized to the new version's share (Argo Rollouts' "
+            "default). docs/canary.md has the sources and the Monte Carlo check."
+        )
