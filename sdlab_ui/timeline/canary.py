@@ -39,8 +39,9 @@ KEY_PREFIX = "canary."
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Planning the rollout…")
 def cached_rollout(workload: Workload, plan: CanaryPlan) -> CanaryRollout:
-    """``plan_rollout``, cached (a tenth of a second of Python: the judges' recursions), one at
-    a time with the other Python-bound work (``budget.PYTHON``)."""
+    """``plan_rollout``, cached (~0.1 s of Python, a second or two for ten week-long steps looked
+    at every second: the judges' recursions), one at a time with the other Python-bound work
+    (``budget.PYTHON``)."""
     with budget.slot(budget.PYTHON):
         return plan_rollout(workload, plan)
 
