@@ -33,10 +33,14 @@ from sdlab_model.workload import Workload
 WORKLOAD = Workload(rate_rps=2000.0, replicas=8)
 STEP_SHARES = (0.01, 0.05, 0.25)
 """1%, 5% and 25% of 2,000 req/s: canaries of 20, 100 and 500 req/s."""
+SMALL = Workload()
+"""The Timeline's default, 200 req/s on 2 replicas: canaries of 2, 10 and 50 req/s, whose few bad
+requests the z-tests sum over exactly and Kayenta's approximation handles roughly."""
 PLANS = (
-    ("same-size", CanaryPlan(step_shares=STEP_SHARES, baseline="same-size")),
-    ("live", CanaryPlan(step_shares=STEP_SHARES, baseline="live")),
+    (WORKLOAD, "same-size", CanaryPlan(step_shares=STEP_SHARES, baseline="same-size")),
+    (WORKLOAD, "live", CanaryPlan(step_shares=STEP_SHARES, baseline="live")),
     (
+        WORKLOAD,
         "same-size",
         CanaryPlan(
             step_shares=STEP_SHARES,
@@ -46,9 +50,12 @@ PLANS = (
             p99_regression=0.05,
         ),
     ),
+    (SMALL, "same-size", CanaryPlan(step_shares=STEP_SHARES, baseline="same-size")),
+    (SMALL, "live", CanaryPlan(step_shares=STEP_SHARES, baseline="live")),
 )
-"""The page's defaults against both baselines, and a case whose threshold judges and p99 times
-fall between "never" and "at the first look": errors 0.5% → 1.2%, p99 +5%."""
+"""The page's defaults against both baselines at 2,000 req/s; a case whose threshold judges and
+p99 times fall between "never" and "at the first look" (errors 0.5% → 1.2%, p99 +5%); and the
+defaults at the Timeline's own 200 req/s."""
 FA_TOLERANCE = 0.01
 TIME_TOLERANCE = 0.10
 COMPARED_FROM = 0.05
@@ -112,22 +119,24 @@ def main() -> int:
     started = time.perf_counter()
     print(
         f"{args.trials:,} canaries per point (each without and with the regression), seed "
-        f"{args.seed}; {WORKLOAD.rate_rps:,.0f} req/s on {WORKLOAD.replicas} replicas, steps "
+        f"{args.seed}; {WORKLOAD.rate_rps:,.0f} req/s on {WORKLOAD.replicas} replicas (the last "
+        f"two blocks {SMALL.rate_rps:,.0f} on {SMALL.replicas}), steps "
         f"{', '.join(f'{s:.0%}' for s in STEP_SHARES)}, 30-min step, a look a minute."
     )
     print(
         "columns: stated, simulated and error — false alarms over the step (points), share of "
-        "regressed canaries flagged within it, mean and p90 time to flag (s, relative error)"
+        "regressed canaries flagged within it, mean and p90 time to flag (s, relative error); "
+        "≈: the page marks the figures rough"
     )
     header = (
-        f"{'baseline':9} {'canary':>7} {'regression':33} {'judge':31} "
+        f"{'baseline':9} {'canary':>7} {'regression':33} {'judge':33} "
         f"{'false alarm':21} {'flagged':15} {'mean (s)':15} {'p90 (s)':15} ok"
     )
     print(header)
     print("-" * len(header))
     rows = []
-    for baseline, plan in PLANS:
-        for step in plan_rollout(WORKLOAD, plan).steps:
+    for workload, baseline, plan in PLANS:
+        for step in plan_rollout(workload, plan).steps:
             for verdicts in step.verdicts:
                 simulated = simulate_judges(
                     verdicts.streams, plan, trials=args.trials, seed=args.seed
@@ -143,26 +152,32 @@ def main() -> int:
                     outcome = stated[name]
                     row = compare(outcome, result)
                     row["required"] = name != COMPARISON
+                    row["rough"] = outcome.rough
                     rows.append(row)
                     print(
                         f"{baseline:9} {step.canary_rps:5.0f}/s {_regression(plan, verdicts):33} "
-                        f"{outcome.judge:31} {row['fa']:21} {row['flagged']:15} "
+                        f"{('≈ ' if outcome.rough else '') + outcome.judge:33} {row['fa']:21} "
+                        f"{row['flagged']:15} "
                         f"{row['mean']:15} {row['p90']:15} {'yes' if row['ok'] else 'NO'}"
                         + ("" if row["required"] else " (cmp)")
                     )
-    judged = [row for row in rows if row["required"]]
+    judged = [row for row in rows if row["required"] and not row["rough"]]
+    rough = [row for row in rows if row["required"] and row["rough"]]
+    compared = [row for row in rows if not row["required"]]
     worst_fa = max(abs(row["fa_error"]) for row in judged)
     times = [
         abs(row[k]) for row in judged for k in ("mean_error", "p90_error") if row[k] is not None
     ]
     failed = sum(not row["ok"] for row in judged)
-    compared = [row for row in rows if not row["required"]]
     print("-" * len(header))
     print(
-        f"{len(judged)} rows of the four judges, {failed} outside tolerance; largest false-alarm "
-        f"error {worst_fa * 100:.2f} points, largest time error {max(times, default=0.0):.1%}. "
-        f"The fixed-window test repeated every look (cmp): {sum(not r['ok'] for r in compared)} "
-        f"of {len(compared)} rows outside, largest false-alarm error "
+        f"{len(judged)} rows of the four judges not marked ≈, {failed} outside tolerance; largest "
+        f"false-alarm error {worst_fa * 100:.2f} points, largest time error "
+        f"{max(times, default=0.0):.1%}. Marked ≈ (few bad requests): "
+        f"{sum(not r['ok'] for r in rough)} of {len(rough)} rows outside, largest false-alarm "
+        f"error {max((abs(r['fa_error']) for r in rough), default=0.0) * 100:.2f} points. The "
+        f"fixed-window test repeated every look (cmp): {sum(not r['ok'] for r in compared)} of "
+        f"{len(compared)} rows outside, largest false-alarm error "
         f"{max(abs(r['fa_error']) for r in compared) * 100:.2f} points. "
         f"{time.perf_counter() - started:.0f} s"
     )

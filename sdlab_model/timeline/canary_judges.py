@@ -96,6 +96,16 @@ class JudgeOutcome:
     p90_s: float | None
     looks: int
     interval_s: float
+    rough: bool = False
+    """True where the figures rest on an approximation that few bad requests loosen (a point or
+    two; docs/canary.md): ``ROUGH_STEP_COUNT`` and ``ROUGH_LOOK_COUNT``."""
+
+
+ROUGH_STEP_COUNT = 100
+"""Bad canary requests expected over a step below which a z-test's Brownian figures are rough."""
+ROUGH_LOOK_COUNT = 5
+"""Bad requests expected per interval, on either version, below which Kayenta's are rough
+(Cochran's rule of five for a normal approximation of counts)."""
 
 
 def looks_in(window_s: float, interval_s: float) -> tuple[int, float]:
@@ -105,22 +115,27 @@ def looks_in(window_s: float, interval_s: float) -> tuple[int, float]:
 
 
 def _outcome(
-    judge: str, null_by_look: np.ndarray, alt_by_look: np.ndarray, interval_s: float
+    judge: str,
+    null_by_look: np.ndarray,
+    alt_by_look: np.ndarray,
+    interval_s: float,
+    rough: bool = False,
 ) -> JudgeOutcome:
     """A judge's outcome from its chance of first flagging at each look, without and with the
     regression."""
-    detected = float(alt_by_look.sum())
+    detected = min(1.0, float(alt_by_look.sum()))  # a sum of chances can round past 1
     times = interval_s * np.arange(1, alt_by_look.size + 1)
     mean_s = float((alt_by_look * times).sum() / detected) if detected > 1e-12 else None
     p90_s = p90_between_looks(np.cumsum(alt_by_look), interval_s)
     return JudgeOutcome(
         judge,
-        float(null_by_look.sum()),
+        min(1.0, float(null_by_look.sum())),
         detected,
         mean_s,
         p90_s,
         alt_by_look.size,
         interval_s,
+        rough,
     )
 
 
@@ -254,6 +269,116 @@ def obrien_fleming_constant(looks: int, false_alarm: float) -> float:
     return middle
 
 
+COUNTS_STATE_LIMIT = 1e6
+"""Pairs of counts × looks up to which ``counts_crossing_by_look`` sums over the bad-request
+counts themselves; beyond, the counts are many and the Brownian walk (``crossing_by_look``),
+accurate there, is used instead."""
+
+
+def _poisson_kernel(mean: float) -> np.ndarray:
+    """A Poisson(``mean``) count's probabilities from 0 to 10 sd above its mean."""
+    if mean <= 0.0:
+        return np.ones(1)
+    return np.exp(_log_poisson(np.arange(int(mean + 10.0 * math.sqrt(mean) + 12)), mean))
+
+
+class _CountStep:
+    """Adds a Poisson count along one axis of an array of chances, by FFT convolution (the mass
+    pushed past the array's end is dropped; rounding's tiny negatives are clipped)."""
+
+    def __init__(self, kernel: np.ndarray, size: int, axis: int) -> None:
+        self.size, self.axis = size, axis
+        self.length = 1 << (size + kernel.size - 2).bit_length()  # a power of two: fast FFTs
+        self.spectrum = np.fft.rfft(kernel, self.length)
+        shape = [1, 1]
+        shape[axis] = -1
+        self.spectrum = self.spectrum.reshape(shape)
+
+    def __call__(self, alive: np.ndarray) -> np.ndarray:
+        spectrum = np.fft.rfft(alive, self.length, axis=self.axis) * self.spectrum
+        moved = np.fft.irfft(spectrum, self.length, axis=self.axis)
+        moved = moved[: self.size] if self.axis == 0 else moved[:, : self.size]
+        return np.maximum(moved, 0.0)
+
+
+def counts_crossing_by_look(
+    baseline_share: float,
+    canary_share: float,
+    canary_rate_rps: float,
+    baseline_rate_rps: float,
+    interval_s: float,
+    thresholds: np.ndarray,
+) -> np.ndarray | None:
+    """Chance the pooled z-test on the bad-request counts so far first passes ``thresholds[k]``
+    at look ``k``, summed over the counts themselves: each version's bad requests in a look are
+    Poisson (a thinned Poisson stream), so the chance of every pair of running counts not yet
+    flagged is carried from look to look, one Poisson step per version, and the pairs past the
+    look's threshold are taken out. None past ``COUNTS_STATE_LIMIT``.
+
+    Approximation: each version's request count is its mean (its spread, under 1% after a
+    minute at 200 req/s, barely moves the z-statistic); counts past 10 sd above their mean at
+    the last look are dropped."""
+    looks = thresholds.size
+    sizes = []
+    for rate, share in ((canary_rate_rps, canary_share), (baseline_rate_rps, baseline_share)):
+        final = rate * share * interval_s * looks
+        sizes.append(int(final + 10.0 * math.sqrt(final) + 12))
+    rows, columns = sizes
+    if rows * columns * looks > COUNTS_STATE_LIMIT:
+        return None
+    add_canary = _CountStep(
+        _poisson_kernel(canary_rate_rps * canary_share * interval_s), rows, axis=0
+    )
+    add_baseline = _CountStep(
+        _poisson_kernel(baseline_rate_rps * baseline_share * interval_s), columns, axis=1
+    )
+    x1 = np.arange(rows, dtype=float)[:, None]
+    x0 = np.arange(columns, dtype=float)[None, :]
+    alive = np.zeros((rows, columns))
+    alive[0, 0] = 1.0
+    crossing = np.zeros(looks)
+    for look in range(looks):
+        alive = add_baseline(add_canary(alive))
+        n1 = canary_rate_rps * interval_s * (look + 1)
+        n0 = baseline_rate_rps * interval_s * (look + 1)
+        pooled = (x1 + x0) / (n1 + n0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (x1 / n1 - x0 / n0) / np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
+        passed = np.nan_to_num(z, nan=-np.inf) > thresholds[look]
+        crossing[look] = alive[passed].sum()
+        alive[passed] = 0.0
+    return crossing
+
+
+def _z_test_walks(
+    shares: tuple[float, float, float],
+    rates: tuple[float, float],
+    interval_s: float,
+    thresholds: np.ndarray,
+) -> tuple[list[np.ndarray], str]:
+    """Each look's chance of a first pass of ``thresholds`` (z per look), without and with the
+    regression: summed over the counts where they are few enough, else the Brownian walk; and
+    which of the two it was."""
+    baseline_share, *canary_shares = shares
+    looks = thresholds.size
+    walks = [
+        counts_crossing_by_look(baseline_share, share, *rates, interval_s, thresholds)
+        for share in canary_shares
+    ]
+    if all(walk is not None for walk in walks):
+        return walks, "counts"
+    boundary = thresholds * np.sqrt(np.arange(1.0, looks + 1))
+    walks = []
+    for share in canary_shares:
+        drift, spread = _score_drift(baseline_share, share, *rates, interval_s)
+        walks.append(crossing_by_look(drift, spread, boundary, looks))
+    return walks, "Brownian"
+
+
+def _brownian_is_rough(method: str, bad_requests: float) -> bool:
+    return method == "Brownian" and bad_requests < ROUGH_STEP_COUNT
+
+
 def sequential_z_test(
     baseline_share: float,
     canary_null_share: float,
@@ -264,26 +389,27 @@ def sequential_z_test(
     window_s: float,
     false_alarm: float,
 ) -> JudgeOutcome:
-    """The sequential z-test's outcome (the module docstring), by ``crossing_by_look``.
+    """The sequential z-test's outcome (the module docstring).
 
     ``canary_null_share`` is the canary's bad share with no regression (the baseline's, unless
-    the two versions run on different loads). The boundary is set for ``false_alarm`` over the
-    step when the two shares are equal; the outcome's ``false_alarm`` is the chance at
-    ``canary_null_share``.
-
-    Approximations: the counts so far are taken as Brownian in the looks, their shares' spread
-    as its value at the true shares (with few bad requests the z-test is skewed; the O'Brien–
-    Fleming boundary is far out at the early looks, where counts are fewest).
+    the two versions run on different loads). The boundary's constant is set, as a tool sets it,
+    for ``false_alarm`` over the step on the Brownian approximation; the outcome's
+    ``false_alarm`` is the chance the judge really flags a canary at ``canary_null_share``:
+    summed over the bad-request counts where they are few (``counts_crossing_by_look``; there
+    the skewed counts can move it a point or two from the target), by the Brownian walk
+    (``crossing_by_look``) where they are many.
     """
     looks, interval = looks_in(window_s, interval_s)
-    boundary = obrien_fleming_constant(looks, false_alarm) * math.sqrt(looks)
-    walks = []
-    for share in (canary_null_share, canary_share):
-        drift, spread = _score_drift(
-            baseline_share, share, canary_rate_rps, baseline_rate_rps, interval
-        )
-        walks.append(crossing_by_look(drift, spread, boundary, looks))
-    return _outcome(SEQUENTIAL, walks[0], walks[1], interval)
+    constant = obrien_fleming_constant(looks, false_alarm)
+    thresholds = constant * np.sqrt(looks / np.arange(1.0, looks + 1))
+    walks, method = _z_test_walks(
+        (baseline_share, canary_null_share, canary_share),
+        (canary_rate_rps, baseline_rate_rps),
+        interval,
+        thresholds,
+    )
+    rough = _brownian_is_rough(method, canary_rate_rps * canary_null_share * interval * looks)
+    return _outcome(SEQUENTIAL, walks[0], walks[1], interval, rough)
 
 
 def repeated_z_test(
@@ -298,17 +424,18 @@ def repeated_z_test(
 ) -> JudgeOutcome:
     """The same z-test at a fixed-window level, ``Z_k > z₁₋α`` at every look: what a judge
     that looks every interval with a test sized for one window does (issue 25's criticism).
-    Its false alarms over the step are far above ``false_alarm``; by ``crossing_by_look`` with
-    the boundary ``z₁₋α·√k`` on the score."""
+    Its false alarms over the step are far above ``false_alarm``; computed as
+    ``sequential_z_test``'s."""
     looks, interval = looks_in(window_s, interval_s)
-    boundary = _NORMAL.inv_cdf(1.0 - false_alarm) * np.sqrt(np.arange(1.0, looks + 1))
-    walks = []
-    for share in (canary_null_share, canary_share):
-        drift, spread = _score_drift(
-            baseline_share, share, canary_rate_rps, baseline_rate_rps, interval
-        )
-        walks.append(crossing_by_look(drift, spread, boundary, looks))
-    return _outcome(REPEATED, walks[0], walks[1], interval)
+    thresholds = np.full(looks, _NORMAL.inv_cdf(1.0 - false_alarm))
+    walks, method = _z_test_walks(
+        (baseline_share, canary_null_share, canary_share),
+        (canary_rate_rps, baseline_rate_rps),
+        interval,
+        thresholds,
+    )
+    rough = _brownian_is_rough(method, canary_rate_rps * canary_null_share * interval * looks)
+    return _outcome(REPEATED, walks[0], walks[1], interval, rough)
 
 
 def _normal_cdf(values: np.ndarray) -> np.ndarray:
@@ -523,7 +650,8 @@ def kayenta_judge(
     ]
     by_look = [np.zeros(looks), np.zeros(looks)]
     by_look[0][-1], by_look[1][-1] = chances
-    return _outcome(KAYENTA, by_look[0], by_look[1], interval)
+    fewest = interval * min(canary_rate_rps * canary_null_share, baseline_rate_rps * baseline_share)
+    return _outcome(KAYENTA, by_look[0], by_look[1], interval, fewest < ROUGH_LOOK_COUNT)
 
 
 def judge_descriptions(false_alarm: float) -> dict[str, str]:

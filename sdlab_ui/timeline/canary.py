@@ -117,16 +117,24 @@ def _percent(share: float) -> str:
     return f"{share:.1%}"
 
 
+ROUGH_MARK = "≈ "
+
+
 def outcome_row(plan: CanaryPlan, metric: str, outcome: JudgeOutcome) -> dict[str, str]:
-    """One judge on one regression: a row of a step's table."""
+    """One judge on one regression: a row of a step's table (``ROUGH_MARK`` before figures that
+    few bad requests make rough)."""
     never = outcome.detected < NEVER_SHARE
+    mark = ROUGH_MARK if outcome.rough else ""
+    mean = "never" if never else mark + duration_text(outcome.mean_s)
     return {
         "regression": regression_text(plan, metric),
         "judge": outcome.judge,
-        "false alarms": _percent(outcome.false_alarm),
-        "flagged within the step": _percent(outcome.detected),
-        "mean time to flag": "never" if never else duration_text(outcome.mean_s),
-        "90% flagged by": NOT_WITHIN if outcome.p90_s is None else duration_text(outcome.p90_s),
+        "false alarms": mark + _percent(outcome.false_alarm),
+        "flagged within the step": mark + _percent(outcome.detected),
+        "mean time to flag": mean,
+        "90% flagged by": NOT_WITHIN
+        if outcome.p90_s is None
+        else mark + duration_text(outcome.p90_s),
     }
 
 
@@ -300,6 +308,12 @@ def _step_tables(rollout: CanaryRollout) -> None:
                 height="content",
                 key=f"{KEY_PREFIX}judges.{index}",
             )
+            if any(o.rough for v in step.verdicts for o in v.outcomes):
+                st.caption(
+                    f"At {step.share * 100:g}%: {ROUGH_MARK.strip()} marks figures that rest on "
+                    "an approximation few bad requests loosen: within a point or two, not one "
+                    "(docs/canary.md)."
+                )
             for note in step.notes:
                 st.caption(f"At {step.share * 100:g}%: {note}")
             if step.verdicts[0].sequential is None:

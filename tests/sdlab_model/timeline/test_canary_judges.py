@@ -2,10 +2,11 @@
 
 ``scripts/canary_judges.py`` runs the full check (10,000 canaries a point, 108 rows, recorded in
 docs/canary.md); this is its fast form: 3,000 canaries a point on the cases where each judge is
-neither certain nor silent. Tolerances are the script's widened for the smaller sample: a
-false-alarm or flagged share near 5% has a Monte Carlo sd of √(0.05·0.95/3000) = 0.4 points, so
-±1.6 points is 4 sd; a mean time's sd is under 2% of it here (sd of the time ≤ 0.6 × mean over
-≥ 2,500 flagged canaries), so ±10% is over 5 sd; the p90's sd is ~1.5× the mean's, so ±12%.
+neither certain nor silent. Tolerances are the script's widened for the smaller sample: a share
+(false alarms, flagged) may differ by 4 Monte Carlo sd plus half a point (near 5%,
+√(0.05·0.95/3000) = 0.4 points, so ±2.1 points); a mean time's sd is under 2% of it here (sd
+of the time ≤ 0.6 × mean over ≥ 800 flagged canaries), so ±10% is over 5 sd; the p90's sd is
+~1.5× the mean's, so ±12%.
 """
 
 from __future__ import annotations
@@ -29,9 +30,17 @@ from sdlab_model.workload import Workload
 
 TRIALS = 3_000
 SEED = 11  # the script runs seed 2026: neither was tuned on the other
-SHARE_TOLERANCE = 0.016
+SHARE_ALLOWANCE = 0.005
 MEAN_TOLERANCE = 0.10
 P90_TOLERANCE = 0.12
+
+
+def _tolerance(share: float) -> float:
+    """4 Monte Carlo sd of a share over ``TRIALS`` canaries, plus ``SHARE_ALLOWANCE`` for the
+    model's own approximations (the script holds them to 1 point at 10,000 canaries)."""
+    share = min(max(share, 0.0), 1.0)  # a summed chance can round past 1
+    return SHARE_ALLOWANCE + 4.0 * math.sqrt(share * (1.0 - share) / TRIALS)
+
 
 WORKLOAD = Workload(rate_rps=2000.0, replicas=8)
 CASES = [
@@ -57,19 +66,31 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("plan", "index", "metric", "judges"), CASES)
-def test_each_judges_stated_figures_match_its_monte_carlo(plan, index, metric, judges):
-    step = plan_rollout(WORKLOAD, plan).steps[index]
+SMALL = Workload()  # the Timeline's default: 200 req/s, so a 1% canary sees 2 req/s
+SMALL_CASES = [
+    # 3.6 bad canary requests a step: the z-test is summed over the counts (the Brownian walk
+    # said 5.0% false alarms here; the Monte Carlo gives 7.0%).
+    (CanaryPlan(baseline="live"), 0, ERROR_RATE, ("sequential", "repeated")),
+    (CanaryPlan(baseline="same-size"), 1, ERROR_RATE, ("sequential",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("workload", "plan", "index", "metric", "judges"),
+    [(WORKLOAD, *case) for case in CASES] + [(SMALL, *case) for case in SMALL_CASES],
+)
+def test_each_judges_stated_figures_match_its_monte_carlo(workload, plan, index, metric, judges):
+    step = plan_rollout(workload, plan).steps[index]
     verdicts = next(v for v in step.verdicts if v.streams.metric == metric)
     simulated = simulate_judges(verdicts.streams, plan, trials=TRIALS, seed=SEED)
     for judge in judges:
         stated, sim = getattr(verdicts, judge), simulated[judge]
         where = f"{judge} at {step.share:.0%}, {metric}"
-        assert abs(sim.false_alarm - stated.false_alarm) <= SHARE_TOLERANCE, (
+        assert abs(sim.false_alarm - stated.false_alarm) <= _tolerance(stated.false_alarm), (
             f"{where}: false alarms stated {stated.false_alarm:.4f}, "
             f"simulated {sim.false_alarm:.4f}"
         )
-        assert abs(sim.detected - stated.detected) <= SHARE_TOLERANCE, (
+        assert abs(sim.detected - stated.detected) <= _tolerance(stated.detected), (
             f"{where}: flagged stated {stated.detected:.4f}, simulated {sim.detected:.4f}"
         )
         assert stated.detected > 0.05, f"{where}: a case that flags nothing checks no time"
@@ -124,6 +145,26 @@ def test_a_threshold_judge_is_a_negative_binomial_of_its_interval_failures():
     assert outcome.detected == pytest.approx(expected.sum(), rel=1e-9), "flagged share"
     mean = float((expected * k * 60.0).sum() / expected.sum())
     assert outcome.mean_s == pytest.approx(mean, rel=1e-9), "mean time to the 5th failure"
+
+
+def test_the_count_sum_and_the_brownian_walk_agree_where_counts_are_many(monkeypatch):
+    monkeypatch.setattr(canary_judges, "COUNTS_STATE_LIMIT", 1e8)
+    thresholds = np.full(20, 2.0)
+    for share in (0.01, 0.015):
+        counts = canary_judges.counts_crossing_by_look(0.01, share, 40.0, 80.0, 60.0, thresholds)
+        drift, spread = canary_judges._score_drift(0.01, share, 40.0, 80.0, 60.0)
+        walk = canary_judges.crossing_by_look(drift, spread, 2.0 * np.sqrt(np.arange(1, 21)), 20)
+        assert counts is not None, "within the raised limit"
+        assert counts.sum() == pytest.approx(walk.sum(), abs=0.01), f"{share}: {counts.sum()}"
+
+
+def test_few_bad_requests_mark_the_approximate_judges_rough():
+    rough = plan_rollout(SMALL, CanaryPlan()).steps[0].verdicts[0]
+    assert rough.kayenta.rough, "0.12 bad requests a minute: Kayenta's normal U is rough"
+    assert not rough.flagger.rough and not rough.argo.rough, "threshold judges are exact"
+    assert not rough.sequential.rough, "summed over the counts: not rough"
+    many = plan_rollout(Workload(rate_rps=50_000, replicas=100)).steps[2].verdicts[0]
+    assert not many.kayenta.rough and not many.sequential.rough, "many bad requests: not rough"
 
 
 def test_a_judge_that_flags_under_90_percent_has_no_p90():
