@@ -1,6 +1,6 @@
 """The canary judges' stated false alarms and detection times against their Monte Carlo.
 
-``scripts/canary_judges.py`` runs the full check (10,000 canaries a point, 108 rows, recorded in
+``scripts/canary_judges.py`` runs the full check (10,000 canaries a point, every row recorded in
 docs/canary.md); this is its fast form: 3,000 canaries a point on the cases where each judge is
 neither certain nor silent. Tolerances are the script's widened for the smaller sample: a share
 (false alarms, flagged) may differ by 4 Monte Carlo sd plus half a point (near 5%,
