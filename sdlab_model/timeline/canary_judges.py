@@ -39,20 +39,28 @@ Carlo; ``scripts/canary_judges.py`` is the Monte Carlo that checks them (docs/ca
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 
+from sdlab_model.timeline.poisson_counts import (
+    poisson_below,
+    poisson_support,
+)
+from sdlab_model.timeline.sequential_tests import (
+    counts_crossing_by_look,
+    crossing_by_look,
+    obrien_fleming_constant,
+    score_drift,
+)
+
 _NORMAL = NormalDist()
 
 MAX_LOOKS = 240
 """Looks per step a judge is modelled with: a longer step is judged every ``window/240`` (the
 recursion's cost grows with the looks; 240 is 4 hours at one look a minute)."""
-GRID_PER_SD = 8
-"""Grid points per standard deviation of one look's increment in the recursion."""
 SEQUENTIAL_TEST = (
     "pooled two-proportion z-test on the counts so far, at every look, against an "
     "O'Brien–Fleming boundary"
@@ -159,197 +167,6 @@ def p90_between_looks(flagged_by_look: np.ndarray, interval_s: float) -> float |
     return interval_s * (k + (P90 - below) / (above - below))
 
 
-def _score_drift(
-    baseline_share: float,
-    canary_share: float,
-    canary_rate_rps: float,
-    baseline_rate_rps: float,
-    interval_s: float,
-) -> tuple[float, float]:
-    """Drift and spread per look of the z-test's score ``S_k = √k·Z_k``, Brownian in ``k``.
-
-    With ``D`` the canary's bad share minus the baseline's after ``k`` looks, ``Var D =
-    v₁/(kΔ)`` (``v₁ = p₁q₁/r₁ + p₀q₀/r₀``) and the pooled test divides by ``√(v₀/(kΔ))``
-    (``v₀ = p̄q̄(1/r₁ + 1/r₀)``, ``p̄`` the rate-weighted share), so ``S_k`` gains
-    ``μ = (p₁ − p₀)√(Δ/v₀)`` a look with spread ``σ = √(v₁/v₀)`` (1 under no regression).
-    """
-    p1, p0, r1, r0 = canary_share, baseline_share, canary_rate_rps, baseline_rate_rps
-    pooled = (r1 * p1 + r0 * p0) / (r1 + r0)
-    null_variance = pooled * (1.0 - pooled) * (1.0 / r1 + 1.0 / r0)
-    variance = p1 * (1.0 - p1) / r1 + p0 * (1.0 - p0) / r0
-    return (p1 - p0) * math.sqrt(interval_s / null_variance), math.sqrt(variance / null_variance)
-
-
-def crossing_by_look(
-    drift: float, spread: float, boundary: float | np.ndarray, looks: int
-) -> np.ndarray:
-    """Chance a random walk ``S_k = S_{k−1} + N(drift, spread²)`` from 0 first passes
-    ``boundary`` (one value, or one per look) at each look ``k = 1..looks``: recursive
-    numerical integration (Armitage, McPherson & Rowe 1969, "Repeated significance tests on
-    accumulating data", JRSS A 132(2)), the density of the walks not yet stopped carried on a
-    grid of ``spread / GRID_PER_SD`` and convolved with the step's normal density at each look.
-
-    Approximations: the grid (its error in a crossing chance is under 1e-3 at 8 points per
-    sd); walks more than 10 sd·√looks below 0 are dropped (under 1e-20 of them return).
-    """
-    boundaries = np.broadcast_to(np.asarray(boundary, dtype=float), (looks,))
-    top = float(boundaries.max())
-    h = spread / GRID_PER_SD
-    # Walks more than 10 spreads·√looks below 0 are dropped: they would have to climb as far
-    # again, against a drift that is ≤ 0 wherever walks go down there at all.
-    size = max(2, math.ceil(top / h + 10.0 * GRID_PER_SD * math.sqrt(looks)))
-    # Grid point g holds x = low + g·h and stands for the cell of width h around it. At look k
-    # the boundary falls in cell cuts[k], a share past[k] of which lies beyond it (linearly);
-    # the cells above are past it. The highest boundary is a cell edge.
-    low = top - (size - 0.5) * h
-    position = (boundaries - low) / h + 0.5  # in cells, from the lower edge of cell 0
-    cuts = np.minimum(np.floor(position + 1e-9).astype(int), size)
-    past = np.clip(cuts + 1.0 - position, 0.0, 1.0)
-    first = math.floor((drift - 8.0 * spread) / h)
-    offsets = np.arange(first, math.ceil((drift + 8.0 * spread) / h) + 1)
-    kernel = np.exp(-0.5 * ((offsets * h - drift) / spread) ** 2)
-    kernel /= kernel.sum()
-    density = np.zeros(size)
-    start, part = divmod(-low / h, 1.0)  # 0 lies between two grid points: split its mass
-    density[int(start)] = 1.0 - part
-    density[min(int(start) + 1, size - 1)] += part
-    crossing = np.zeros(looks)
-    for look in range(looks):
-        if density.sum() < 1e-15:
-            break  # every walk has passed
-        moved = np.convolve(density, kernel)  # moved[m] is grid index m + first
-        cut = int(cuts[look]) - first
-        if 0 <= cut < moved.size and cuts[look] < size:
-            straddling = moved[cut]
-            moved[cut] = straddling * (1.0 - past[look])
-            crossing[look] = straddling * past[look] + moved[cut + 1 :].sum()
-            cut += 1  # the straddling cell's remainder stays
-        else:
-            crossing[look] = moved[max(cut, 0) :].sum()
-        density = np.zeros(size)
-        g_from = max(0, first)
-        m_from, m_to = g_from - first, min(cut, moved.size)
-        if m_to > m_from:
-            density[g_from : g_from + m_to - m_from] = moved[m_from:m_to]
-    return crossing
-
-
-@functools.lru_cache(maxsize=64)
-def obrien_fleming_constant(looks: int, false_alarm: float) -> float:
-    """``C`` such that a driftless unit walk passes ``C·√looks`` (``Z_k > C·√(looks/k)``) at
-    some look with chance ``false_alarm``: the Illinois variant of regula falsi on the log of
-    ``crossing_by_look``'s chance, between the one-look value ``z₁₋α`` (too low for several
-    looks) and 2·z₁₋α + 1; stops within 1e-5."""
-
-    def excess(constant: float) -> float:
-        passed = crossing_by_look(0.0, 1.0, constant * math.sqrt(looks), looks).sum()
-        return math.log(max(passed, 1e-300)) - math.log(false_alarm)
-
-    low = _NORMAL.inv_cdf(1.0 - false_alarm)
-    high = 2.0 * low + 1.0
-    f_low, f_high = excess(low), excess(high)
-    if f_low <= 0.0:
-        return low  # one look
-    side = 0
-    for _ in range(60):
-        middle = high - f_high * (high - low) / (f_high - f_low)
-        f_middle = excess(middle)
-        if f_middle > 0.0:
-            low, f_low = middle, f_middle
-            if side == -1:
-                f_high /= 2.0
-            side = -1
-        else:
-            high, f_high = middle, f_middle
-            if side == 1:
-                f_low /= 2.0
-            side = 1
-        if high - low < 1e-5 or abs(f_middle) < 1e-7:
-            return middle
-    return middle
-
-
-COUNTS_STATE_LIMIT = 1e6
-"""Pairs of counts × looks up to which ``counts_crossing_by_look`` sums over the bad-request
-counts themselves; beyond, the counts are many and the Brownian walk (``crossing_by_look``),
-accurate there, is used instead."""
-
-
-def _poisson_kernel(mean: float) -> np.ndarray:
-    """A Poisson(``mean``) count's probabilities from 0 to 10 sd above its mean."""
-    if mean <= 0.0:
-        return np.ones(1)
-    return np.exp(_log_poisson(np.arange(int(mean + 10.0 * math.sqrt(mean) + 12)), mean))
-
-
-class _CountStep:
-    """Adds a Poisson count along one axis of an array of chances, by FFT convolution (the mass
-    pushed past the array's end is dropped; rounding's tiny negatives are clipped)."""
-
-    def __init__(self, kernel: np.ndarray, size: int, axis: int) -> None:
-        self.size, self.axis = size, axis
-        self.length = 1 << (size + kernel.size - 2).bit_length()  # a power of two: fast FFTs
-        self.spectrum = np.fft.rfft(kernel, self.length)
-        shape = [1, 1]
-        shape[axis] = -1
-        self.spectrum = self.spectrum.reshape(shape)
-
-    def __call__(self, alive: np.ndarray) -> np.ndarray:
-        spectrum = np.fft.rfft(alive, self.length, axis=self.axis) * self.spectrum
-        moved = np.fft.irfft(spectrum, self.length, axis=self.axis)
-        moved = moved[: self.size] if self.axis == 0 else moved[:, : self.size]
-        return np.maximum(moved, 0.0)
-
-
-def counts_crossing_by_look(
-    baseline_share: float,
-    canary_share: float,
-    canary_rate_rps: float,
-    baseline_rate_rps: float,
-    interval_s: float,
-    thresholds: np.ndarray,
-) -> np.ndarray | None:
-    """Chance the pooled z-test on the bad-request counts so far first passes ``thresholds[k]``
-    at look ``k``, summed over the counts themselves: each version's bad requests in a look are
-    Poisson (a thinned Poisson stream), so the chance of every pair of running counts not yet
-    flagged is carried from look to look, one Poisson step per version, and the pairs past the
-    look's threshold are taken out. None past ``COUNTS_STATE_LIMIT``.
-
-    Approximation: each version's request count is its mean (its spread, under 1% after a
-    minute at 200 req/s, barely moves the z-statistic); counts past 10 sd above their mean at
-    the last look are dropped."""
-    looks = thresholds.size
-    sizes = []
-    for rate, share in ((canary_rate_rps, canary_share), (baseline_rate_rps, baseline_share)):
-        final = rate * share * interval_s * looks
-        sizes.append(int(final + 10.0 * math.sqrt(final) + 12))
-    rows, columns = sizes
-    if rows * columns * looks > COUNTS_STATE_LIMIT:
-        return None
-    add_canary = _CountStep(
-        _poisson_kernel(canary_rate_rps * canary_share * interval_s), rows, axis=0
-    )
-    add_baseline = _CountStep(
-        _poisson_kernel(baseline_rate_rps * baseline_share * interval_s), columns, axis=1
-    )
-    x1 = np.arange(rows, dtype=float)[:, None]
-    x0 = np.arange(columns, dtype=float)[None, :]
-    alive = np.zeros((rows, columns))
-    alive[0, 0] = 1.0
-    crossing = np.zeros(looks)
-    for look in range(looks):
-        alive = add_baseline(add_canary(alive))
-        n1 = canary_rate_rps * interval_s * (look + 1)
-        n0 = baseline_rate_rps * interval_s * (look + 1)
-        pooled = (x1 + x0) / (n1 + n0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = (x1 / n1 - x0 / n0) / np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n0))
-        passed = np.nan_to_num(z, nan=-np.inf) > thresholds[look]
-        crossing[look] = alive[passed].sum()
-        alive[passed] = 0.0
-    return crossing
-
-
 def _z_test_walks(
     shares: tuple[float, float, float],
     rates: tuple[float, float],
@@ -370,7 +187,7 @@ def _z_test_walks(
     boundary = thresholds * np.sqrt(np.arange(1.0, looks + 1))
     walks = []
     for share in canary_shares:
-        drift, spread = _score_drift(baseline_share, share, *rates, interval_s)
+        drift, spread = score_drift(baseline_share, share, *rates, interval_s)
         walks.append(crossing_by_look(drift, spread, boundary, looks))
     return walks, "Brownian"
 
@@ -438,76 +255,17 @@ def repeated_z_test(
     return _outcome(REPEATED, walks[0], walks[1], interval, rough)
 
 
-def _normal_cdf(values: np.ndarray) -> np.ndarray:
-    """Φ, vectorised: Abramowitz & Stegun 7.1.26 for erfc (absolute error under 1.5e-7)."""
-    z = np.abs(np.asarray(values, dtype=float)) / math.sqrt(2.0)
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    upper = 0.5 * poly * np.exp(-z * z)  # 1 − Φ(|x|)
-    return np.where(np.asarray(values) >= 0.0, 1.0 - upper, upper)
-
-
-_TABLE_COUNTS = 20_000
-_LOG_FACTORIAL = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1.0, _TABLE_COUNTS + 1)))))
-"""``ln k!`` for ``k ≤ _TABLE_COUNTS``; Stirling's series beyond (its next term under 1e-20)."""
-
-
-def _log_poisson(counts: np.ndarray, mean: float) -> np.ndarray:
-    if counts.size and counts[-1] <= _TABLE_COUNTS:  # counts ascend
-        log_factorial = _LOG_FACTORIAL[counts.astype(np.int64)]
-    else:
-        large = np.maximum(counts, 1.0)
-        stirling = (
-            large * np.log(large)
-            - large
-            + 0.5 * np.log(2.0 * math.pi * large)
-            + 1.0 / (12.0 * large)
-            - 1.0 / (360.0 * large**3)
-        )
-        whole = np.minimum(counts, _TABLE_COUNTS).astype(np.int64)
-        log_factorial = np.where(counts <= _TABLE_COUNTS, _LOG_FACTORIAL[whole], stirling)
-    return counts * math.log(mean) - mean - log_factorial
-
-
-def _poisson_support(mean: float) -> tuple[np.ndarray, np.ndarray]:
-    """Counts of a Poisson(``mean``) to ±9 sd and their probabilities (renormalised)."""
-    spread = 9.0 * math.sqrt(mean) + 10.0
-    counts = np.arange(max(0, math.floor(mean - spread)), math.ceil(mean + spread) + 1, dtype=float)
-    weights = np.exp(_log_poisson(counts, mean))
-    return counts, weights / weights.sum()
-
-
-def _poisson_below(limits: np.ndarray, mean: float) -> np.ndarray:
-    """``P(G < limit)`` for G Poisson(``mean``), each limit: exact sums up to 20,000 requests,
-    the Wilson–Hilferty approximation of the χ² behind the Poisson beyond (error under 1e-4)."""
-    largest = (np.ceil(limits) - 1.0).astype(np.int64)
-    if mean < 20_000:
-        if mean <= 0.0:
-            return np.where(largest < 0, 0.0, 1.0)
-        # Beyond 12 sd either side the running sum is 0 or 1 to double precision.
-        spread = 12.0 * math.sqrt(mean) + 20.0
-        low, top = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
-        cdf = np.cumsum(np.exp(_log_poisson(np.arange(low, top + 1, dtype=float), mean)))
-        inside = cdf[np.clip(largest, low, top) - low]
-        return np.where(largest < low, 0.0, np.where(largest > top, 1.0, inside))
-    k = np.maximum(largest, 0) + 1.0  # P(G ≤ k − 1) = P(χ²_{2k} > 2·mean)
-    z = ((mean / k) ** (1.0 / 3.0) - 1.0 + 1.0 / (9.0 * k)) * 3.0 * np.sqrt(k)
-    return np.where(largest < 0, 0.0, _normal_cdf(-z))
-
-
 def interval_failure_chance(
     rate_rps: float, interval_s: float, share: float, limit: float
 ) -> float:
     """Chance an interval's bad share exceeds ``limit``: its bad count ``X`` and good count
     ``G`` are independent Poisson counts, and it fails when ``X > limit·(X + G)``, i.e.
-    ``G < X·(1 − limit)/limit``. Exact up to ``_poisson_below``'s approximation."""
+    ``G < X·(1 − limit)/limit``. Exact up to ``poisson_below``'s approximation."""
     requests = rate_rps * interval_s
     if share <= 0.0:
         return 0.0
-    bad, weights = _poisson_support(requests * share)
-    below = _poisson_below(bad * (1.0 - limit) / limit, requests * (1.0 - share))
+    bad, weights = poisson_support(requests * share)
+    below = poisson_below(bad * (1.0 - limit) / limit, requests * (1.0 - share))
     return float(np.clip((weights * below).sum(), 0.0, 1.0))
 
 
@@ -565,8 +323,22 @@ def _rate_values(rate_rps: float, interval_s: float, share: float) -> tuple[np.n
     requests = rate_rps * interval_s
     if share <= 0.0:
         return np.zeros(1), np.ones(1)
-    counts, weights = _poisson_support(requests * share)
+    counts, weights = poisson_support(requests * share)
     return counts / requests, weights
+
+
+def _expected_zero_ties(zero_c: float, zero_b: float, m: int, n: int) -> float:
+    """``E[t³ − t]`` for ``t`` the zeros among ``m`` canary values (each zero with chance
+    ``zero_c``) and ``n`` baseline values (``zero_b``): ``E[t(t−1)(t−2)] + 3E[t(t−1)]``, the
+    factorial moments of a sum of two binomials."""
+    pairs = m * (m - 1) * zero_c**2 + 2 * m * n * zero_c * zero_b + n * (n - 1) * zero_b**2
+    triples = (
+        m * (m - 1) * (m - 2) * zero_c**3
+        + 3 * m * (m - 1) * n * zero_c**2 * zero_b
+        + 3 * m * n * (n - 1) * zero_c * zero_b**2
+        + n * (n - 1) * (n - 2) * zero_b**3
+    )
+    return triples + 3.0 * pairs
 
 
 def _mann_whitney_pass(canary, baseline, m: int, n: int, quantile: float) -> float:
@@ -602,19 +374,8 @@ def _mann_whitney_pass(canary, baseline, m: int, n: int, quantile: float) -> flo
             + (n - 1) * (baseline_pair - theta**2)
         )
     )
-    zero_c = float(cw[c == 0.0].sum())
-    zero_b = float(bw[b == 0.0].sum())
+    ties = _expected_zero_ties(float(cw[c == 0.0].sum()), float(bw[b == 0.0].sum()), m, n)
     total = m + n
-    zeros_mean = m * zero_c + n * zero_b
-    pairs = m * (m - 1) * zero_c**2 + 2 * m * n * zero_c * zero_b + n * (n - 1) * zero_b**2
-    triples = (
-        m * (m - 1) * (m - 2) * zero_c**3
-        + 3 * m * (m - 1) * n * zero_c**2 * zero_b
-        + 3 * m * n * (n - 1) * zero_c * zero_b**2
-        + n * (n - 1) * (n - 2) * zero_b**3
-    )
-    ties = triples + 3.0 * pairs  # E[t³ − t] = E[t(t−1)(t−2)] + 3E[t(t−1)]
-    del zeros_mean
     null_variance = m * n / 12.0 * ((total + 1) - ties / (total * (total - 1)))
     if null_variance <= 0.0:
         return 0.0  # every value tied: U is mn/2 and the test never rejects

@@ -15,7 +15,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from sdlab_model.timeline import canary_judges
+from sdlab_model.timeline import canary_judges, sequential_tests
 from sdlab_model.timeline.canary import CanaryPlan, Streams
 
 _NORMAL = NormalDist()
@@ -108,7 +108,7 @@ def simulate_judges(
     of ``plan``, from ``trials`` canaries without and ``trials`` with the regression. One random
     stream per input (``SeedSequence(seed).spawn``)."""
     looks, interval = canary_judges.looks_in(plan.window_s, plan.interval_s)
-    constant = canary_judges.obrien_fleming_constant(looks, plan.false_alarm)
+    constant = sequential_tests.obrien_fleming_constant(looks, plan.false_alarm)
     thresholds = {
         "sequential": constant * np.sqrt(looks / np.arange(1, looks + 1)),
         "repeated": np.full(looks, _NORMAL.inv_cdf(1.0 - plan.false_alarm)),

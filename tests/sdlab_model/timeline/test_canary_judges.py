@@ -17,7 +17,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from sdlab_model.timeline import canary_judges
+from sdlab_model.timeline import canary_judges, sequential_tests
 from sdlab_model.timeline.canary import (
     ERROR_RATE,
     P99_EVERY_REQUEST,
@@ -108,9 +108,9 @@ def test_each_judges_stated_figures_match_its_monte_carlo(workload, plan, index,
 
 def test_one_look_needs_the_fixed_window_quantile_and_more_looks_a_higher_one():
     z = NormalDist().inv_cdf(0.95)
-    one = canary_judges.obrien_fleming_constant(1, 0.05)
+    one = sequential_tests.obrien_fleming_constant(1, 0.05)
     assert one == pytest.approx(z, abs=3e-3), f"one look: {one}, the one-sided 95% z is {z}"
-    many = [canary_judges.obrien_fleming_constant(k, 0.05) for k in (2, 5, 30, 240)]
+    many = [sequential_tests.obrien_fleming_constant(k, 0.05) for k in (2, 5, 30, 240)]
     assert all(a < b for a, b in zip([one, *many], many, strict=False)), f"constants {many}"
 
 
@@ -129,7 +129,7 @@ def test_a_fixed_window_test_repeated_every_look_cries_wolf_far_more_than_its_le
 def test_the_recursion_gives_a_single_normal_looks_tail():
     # One look: the walk is N(drift, spread²), so the chance past b is 1 − Φ((b − drift)/spread).
     for drift, spread, boundary in ((0.0, 1.0, 1.645), (1.0, 1.4, 2.5), (3.0, 0.6, 2.0)):
-        crossed = canary_judges.crossing_by_look(drift, spread, boundary, 1)[0]
+        crossed = sequential_tests.crossing_by_look(drift, spread, boundary, 1)[0]
         exact = 1.0 - NormalDist(drift, spread).cdf(boundary)
         assert crossed == pytest.approx(exact, abs=2e-3), f"{drift}, {spread}: {crossed} {exact}"
 
@@ -148,12 +148,12 @@ def test_a_threshold_judge_is_a_negative_binomial_of_its_interval_failures():
 
 
 def test_the_count_sum_and_the_brownian_walk_agree_where_counts_are_many(monkeypatch):
-    monkeypatch.setattr(canary_judges, "COUNTS_STATE_LIMIT", 1e8)
+    monkeypatch.setattr(sequential_tests, "COUNTS_STATE_LIMIT", 1e8)
     thresholds = np.full(20, 2.0)
     for share in (0.01, 0.015):
-        counts = canary_judges.counts_crossing_by_look(0.01, share, 40.0, 80.0, 60.0, thresholds)
-        drift, spread = canary_judges._score_drift(0.01, share, 40.0, 80.0, 60.0)
-        walk = canary_judges.crossing_by_look(drift, spread, 2.0 * np.sqrt(np.arange(1, 21)), 20)
+        counts = sequential_tests.counts_crossing_by_look(0.01, share, 40.0, 80.0, 60.0, thresholds)
+        drift, spread = sequential_tests.score_drift(0.01, share, 40.0, 80.0, 60.0)
+        walk = sequential_tests.crossing_by_look(drift, spread, 2.0 * np.sqrt(np.arange(1, 21)), 20)
         assert counts is not None, "within the raised limit"
         assert counts.sum() == pytest.approx(walk.sum(), abs=0.01), f"{share}: {counts.sum()}"
 
