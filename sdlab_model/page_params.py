@@ -304,7 +304,7 @@ CANARY_INPUTS: tuple[NumericInput, ...] = (
         "linear",
         "min",
         False,
-        "30 min by default: Spinnaker recommends an interval of at least 30 minutes.",
+        "30 min by default: Spinnaker recommends a canary interval of at least 30 minutes.",
         step=0.01,
         source="window_s",
     ),
@@ -318,8 +318,10 @@ CANARY_INPUTS: tuple[NumericInput, ...] = (
         "s",
         False,
         "How often the judge gets a new metric point: Prometheus scrapes every 60 s by "
-        "default (15 s in its example configuration). A regression cannot be seen sooner.",
+        "default (15 s in its example configuration), and Flagger checks every minute. "
+        "Every judge looks once an interval.",
         step=0.01,
+        source="interval_s",
     ),
     _percent(
         "shadow_pct",
@@ -353,13 +355,22 @@ CANARY_INPUTS: tuple[NumericInput, ...] = (
         high=1000.0,
     ),
     _percent(
-        "confidence_pct",
-        "Confidence level",
-        canary.CONFIDENCE,
-        "confidence",
-        help=f"Kayenta's default judge uses {canary.KAYENTA_CONFIDENCE:.0%}.",
+        "tail_share_pct",
+        "Slowest requests slowed (tail-confined p99 regression)",
+        canary.TAIL_SHARE,
+        "tail_share",
+        help="The tail-confined regression slows only this share of the slowest requests. At "
+        "1% or less the p99 does not move at all.",
     ),
-    _percent("power_pct", "Power", canary.POWER, "power"),
+    _percent(
+        "false_alarm_pct",
+        "Sequential judge's false-alarm rate over a step",
+        canary.FALSE_ALARM,
+        "false_alarm",
+        high=50.0,
+        help="The sequential z-test's boundary is set so a healthy canary is flagged this often "
+        "over a whole step, all its looks together.",
+    ),
 )
 """The canary panel's inputs; ``source`` names the ``CanaryPlan`` field each sets (÷ 100 from
 percent, × 60 from minutes)."""

@@ -28,7 +28,6 @@ LONG_FUNCTIONS = {
     "sdlab_model/residency/latency.py::packed_latency": "the packed fleet's model, step by step",
     "sdlab_model/simulation/simulator.py::simulate": "replications, pooling and the summary",
     "sdlab_model/simulation/simulator.py::simulate_grid": "the grid's cells, intervals, progress",
-    "sdlab_model/timeline/canary.py::_step": "one rollout step's placements, loads and notes",
     "sdlab_ui/error_figures.py::error_map": "a heatmap's traces, hover and legend, in order",
     "sdlab_ui/timeline/sections.py::timeline_figure": "four panels of a figure; split later",
 }

@@ -1,4 +1,5 @@
-"""The canary rollout panel (Timeline page): steps, per-version p99, extra cost, time to detect.
+"""The canary rollout panel (Timeline page): steps, per-version p99, extra cost, and what each
+canary judge does with each step.
 
 Every number comes from ``sdlab_model.timeline.canary.plan_rollout``; the inputs are declared in
 ``sdlab_model.page_params`` (from that module's bounds) and drawn by ``sdlab_ui.widgets``. They
@@ -17,7 +18,15 @@ import streamlit as st
 
 from sdlab_model.page_params import CANARY_BY_NAME
 from sdlab_model.timeline import canary
-from sdlab_model.timeline.canary import CanaryPlan, CanaryRollout, Detection, plan_rollout
+from sdlab_model.timeline.canary import (
+    ERROR_RATE,
+    P99_EVERY_REQUEST,
+    CanaryPlan,
+    CanaryRollout,
+    CanaryStep,
+    plan_rollout,
+)
+from sdlab_model.timeline.canary_judges import SEQUENTIAL, JudgeOutcome, judge_descriptions
 from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.server import budget, runs
@@ -30,8 +39,9 @@ KEY_PREFIX = "canary."
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner="Planning the rollout…")
 def cached_rollout(workload: Workload, plan: CanaryPlan) -> CanaryRollout:
-    """``plan_rollout``, cached (up to a second of Python: the detection-time searches), one at
-    a time with the other Python-bound work (``budget.PYTHON``)."""
+    """``plan_rollout``, cached (~0.1 s of Python, a second or two for ten week-long steps looked
+    at every second: the judges' recursions), one at a time with the other Python-bound work
+    (``budget.PYTHON``)."""
     with budget.slot(budget.PYTHON):
         return plan_rollout(workload, plan)
 
@@ -82,31 +92,132 @@ def duration_text(seconds: float | None) -> str:
     return f"{seconds / 3600:.3g} h"
 
 
-def detection_text(
-    detection: Detection, interval_s: float = canary.METRIC_INTERVAL_S.default
-) -> str:
-    """The detection time as the table shows it, with whether the window is long enough; a time
-    shorter than one metric interval reads "within one metric interval" (a judge sees no
-    sooner)."""
-    if detection.seconds is None:
-        return f"— ({detection.note})"
-    verdict = "within the window" if detection.within_window else "longer than the window"
-    rough = "; few bad requests, rough" if detection.is_rough else ""
-    if detection.seconds < interval_s:
+NOT_WITHIN = "not within this step"
+NEVER_SHARE = 0.005
+"""Below this share of regressed canaries flagged, a judge "never" flags it (no mean time)."""
+
+
+def regression_text(plan: CanaryPlan, metric: str) -> str:
+    """A regression as the tables name it: 'errors 0.1% → 0.2%', 'p99 +20%, slowest 2%'."""
+    if metric == ERROR_RATE:
         return (
-            f"within one metric interval (≤ {duration_text(interval_s)}; the test needs "
-            f"{duration_text(detection.seconds)}{rough})"
+            f"errors {plan.baseline_error_rate * 100:.3g}% → {plan.regressed_error_rate * 100:.3g}%"
         )
-    return f"{duration_text(detection.seconds)} ({verdict}{rough})"
+    where = (
+        "every request" if metric == P99_EVERY_REQUEST else f"slowest {plan.tail_share * 100:.3g}%"
+    )
+    return f"p99 +{plan.p99_regression * 100:.3g}%, {where}"
 
 
-def detection_metric_text(
-    detection: Detection, interval_s: float = canary.METRIC_INTERVAL_S.default
-) -> str:
-    """The headline detection time: the test's time, or "≤ one interval" below one interval."""
-    if detection.seconds is not None and detection.seconds < interval_s:
-        return f"≤ {duration_text(interval_s)}"
-    return duration_text(detection.seconds)
+def _percent(share: float) -> str:
+    if share < 0.001:
+        return "< 0.1%" if share > 0 else "0%"
+    if share > 0.999:
+        return "> 99.9%" if share < 1 else "100%"
+    return f"{share:.1%}"
+
+
+ROUGH_MARK = "≈ "
+
+
+def outcome_row(plan: CanaryPlan, metric: str, outcome: JudgeOutcome) -> dict[str, str]:
+    """One judge on one regression: a row of a step's table (``ROUGH_MARK`` before figures that
+    few bad requests make rough)."""
+    never = outcome.detected < NEVER_SHARE
+    mark = ROUGH_MARK if outcome.rough else ""
+    mean = "never" if never else mark + duration_text(outcome.mean_s)
+    return {
+        "regression": regression_text(plan, metric),
+        "judge": outcome.judge,
+        "false alarms": mark + _percent(outcome.false_alarm),
+        "flagged within the step": mark + _percent(outcome.detected),
+        "mean time to flag": mean,
+        "90% flagged by": NOT_WITHIN
+        if outcome.p90_s is None
+        else mark + duration_text(outcome.p90_s),
+    }
+
+
+def step_table(plan: CanaryPlan, step: CanaryStep) -> list[dict[str, str]]:
+    """A step's table: every judge on every regression (the AppTest compares it with the model)."""
+    return [
+        outcome_row(plan, verdicts.streams.metric, outcome)
+        for verdicts in step.verdicts
+        for outcome in verdicts.outcomes
+    ]
+
+
+def rollout_table(rollout: CanaryRollout) -> list[dict[str, str]]:
+    """One row per step: who serves what, the p99s and what the rollout adds."""
+    rows = []
+    for step in rollout.steps:
+        baseline = step.baseline_latency
+        rows.append(
+            {
+                "step": f"{step.share * 100:g}%",
+                "starts": duration_text(step.start_s) if step.start_s else "0",
+                "new version req/s (live + shadow)": (
+                    f"{step.canary_live_rps:,.4g} + {step.shadow_rps:,.4g}"
+                ),
+                "baseline req/s": f"{step.baseline_rps:,.4g}" if baseline else "none",
+                "replicas (new / old)": f"{step.canary_replicas} / {step.baseline_replicas}",
+                "p99 new": ms_text(step.canary_latency.p99_ms),
+                "p99 baseline": "none" if baseline is None else ms_text(baseline.p99_ms),
+                "extra replicas": str(step.extra_replicas),
+                "extra $/h": money(step.extra_usd_per_hour),
+            }
+        )
+    return rows
+
+
+SHARE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
+"""Log-axis ticks of the share chart, each labelled with its own value and a % sign."""
+
+
+def rollout_chart(rollout: CanaryRollout) -> go.Figure:
+    """Share of live traffic over time, with the sequential judge's mean time to flag each
+    regression marked in the steps where it flags most regressed canaries."""
+    times_min, shares = [], []
+    for step in rollout.steps:
+        times_min += [step.start_s / 60, step.end_s / 60]
+        shares += [step.share * 100, step.share * 100]
+    figure = go.Figure(
+        go.Scatter(x=times_min, y=shares, mode="lines", name="new version's share", line_shape="hv")
+    )
+    for index, symbol in enumerate(("x", "diamond", "circle-open")):
+        xs, ys, texts = [], [], []
+        for step in rollout.steps:
+            if index >= len(step.verdicts) or step.verdicts[index].sequential is None:
+                continue
+            verdicts = step.verdicts[index]
+            outcome = verdicts.sequential
+            if outcome.detected >= 0.5:
+                xs.append((step.start_s + outcome.mean_s) / 60)
+                ys.append(step.share * 100)
+                texts.append(f"{duration_text(outcome.mean_s)} into the step")
+            label = regression_text(rollout.plan, verdicts.streams.metric)
+        if xs:
+            figure.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="markers",
+                    name=f"{SEQUENTIAL} flags {label} (mean)",
+                    marker={"symbol": symbol, "size": 11},
+                    hovertext=texts,
+                    hoverinfo="text+name",
+                )
+            )
+    shown = [t for t in SHARE_TICKS if min(shares) / 2 <= t <= 100]
+    figure.update_layout(
+        xaxis_title="time since the rollout began (min)",
+        yaxis_title="new version's share of live traffic",
+        yaxis={"type": "log", "tickvals": shown, "ticktext": [f"{t:g}%" for t in shown]},
+        height=340,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": 1.18},
+    )
+    return figure
 
 
 _PERCENT_INPUTS = (
@@ -114,15 +225,14 @@ _PERCENT_INPUTS = (
     "baseline_error_pct",
     "regressed_error_pct",
     "p99_regression_pct",
-    "confidence_pct",
-    "power_pct",
+    "tail_share_pct",
+    "false_alarm_pct",
 )
 """The percent inputs, middle column then right, each set as a share of its ``source``."""
 
 
-def _inputs() -> tuple[CanaryPlan | None, float]:
-    """The plan from the widgets (None after showing why it is not valid) and the metric
-    interval."""
+def _inputs() -> CanaryPlan | None:
+    """The plan from the widgets; None after showing why it is not valid."""
     left, middle, right = st.columns(3)
     steps_text = left.text_input(
         "Steps (% of live traffic)",
@@ -140,23 +250,33 @@ def _inputs() -> tuple[CanaryPlan | None, float]:
         key=KEY_PREFIX + "placement",
         horizontal=True,
     )
+    baseline = middle.radio(
+        "It is compared with",
+        ("live", "same-size"),
+        format_func={
+            "live": "the rest of live traffic",
+            "same-size": "a baseline of its size (Spinnaker's advice)",
+        }.get,
+        key=KEY_PREFIX + "baseline",
+    )
     with middle:
         shares = {name: _number(name) / 100.0 for name in _PERCENT_INPUTS[:3]}
     with right:
         shares |= {name: _number(name) / 100.0 for name in _PERCENT_INPUTS[3:]}
     try:
-        plan = CanaryPlan(
+        return CanaryPlan(
             step_shares=parse_steps(steps_text),
             window_s=window_min * 60.0,
+            interval_s=interval_s,
             placement=placement,
+            baseline=baseline,
             **{CANARY_BY_NAME[name].source: share for name, share in shares.items()},
         )
     except ValueError as error:
         # Escaped: the message can quote the Steps text, and st.error renders Markdown.
         message = state.plain_text(str(error))
         st.error(f"The rollout cannot be planned: {message}", icon=":material/error:")
-        return None, interval_s
-    return plan, interval_s
+        return None
 
 
 def _number(name: str) -> float:
@@ -164,120 +284,75 @@ def _number(name: str) -> float:
     return float(numeric_widget(CANARY_BY_NAME[name], KEY_PREFIX + name))
 
 
-def rollout_table(
-    rollout: CanaryRollout, interval_s: float = canary.METRIC_INTERVAL_S.default
-) -> list[dict[str, str]]:
-    """One row per step, as the panel shows it (the AppTest compares it with the model)."""
-    rows = []
-    for step in rollout.steps:
-        baseline = step.baseline_latency
-        rows.append(
-            {
-                "share": f"{step.share * 100:g}%",
-                "starts": duration_text(step.start_s) if step.start_s else "0",
-                "new version req/s (live + shadow)": (
-                    f"{step.canary_live_rps:,.4g} + {step.shadow_rps:,.4g}"
-                ),
-                "replicas (new / old)": f"{step.canary_replicas} / {step.baseline_replicas}",
-                "p99 new": ms_text(step.canary_latency.p99_ms),
-                "p99 old": "no traffic" if baseline is None else ms_text(baseline.p99_ms),
-                "extra replicas": str(step.extra_replicas),
-                "extra $/h": money(step.extra_usd_per_hour),
-                "detect error-rate rise": detection_text(step.error_detection, interval_s),
-                "detect p99 regression": detection_text(step.latency_detection, interval_s),
-            }
-        )
-    return rows
+def first_step_metric(rollout: CanaryRollout) -> tuple[str, str]:
+    """The headline: when the sequential judge flags the error rise at the first step."""
+    first = rollout.steps[0]
+    outcome = first.verdicts[0].sequential
+    label = f"Sequential judge, {regression_text(rollout.plan, ERROR_RATE)} at {first.share:.0%}"
+    if outcome is None:
+        return label, "no baseline"
+    if outcome.p90_s is None:
+        return label, NOT_WITHIN
+    return label, f"90% by {duration_text(outcome.p90_s)}"
 
 
-def rollout_chart(
-    rollout: CanaryRollout, interval_s: float = canary.METRIC_INTERVAL_S.default
-) -> go.Figure:
-    """Share of live traffic over time (hours), with each test's detection marked where a judge
-    can first see it: the first metric point at or after the test's time."""
-    times_h, shares = [], []
-    for step in rollout.steps:
-        times_h += [step.start_s / 3600, step.end_s / 3600]
-        shares += [step.share * 100, step.share * 100]
-    figure = go.Figure(
-        go.Scatter(x=times_h, y=shares, mode="lines", name="new version's share", line_shape="hv")
-    )
-    for label, symbol, pick in (
-        ("error-rate rise detected", "x", lambda step: step.error_detection),
-        ("p99 regression detected", "diamond", lambda step: step.latency_detection),
-    ):
-        xs, ys, texts = [], [], []
-        for step in rollout.steps:
-            detection = pick(step)
-            if detection.seconds is not None and detection.within_window:
-                seen = canary.first_metric_point_s(detection.seconds, interval_s)
-                xs.append((step.start_s + seen) / 3600)
-                ys.append(step.share * 100)
-                texts.append(f"{label}: {detection_text(detection, interval_s)}")
-        figure.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="markers",
-                name=label,
-                marker={"symbol": symbol, "size": 11},
-                hovertext=texts,
-                hoverinfo="text",
+def _step_tables(rollout: CanaryRollout) -> None:
+    """One tab per step, each with its table of judges."""
+    steps = rollout.steps
+    tabs = st.tabs([f"Step {i + 1}: {step.share * 100:g}%" for i, step in enumerate(steps)])
+    for index, (tab, step) in enumerate(zip(tabs, steps, strict=True)):
+        with tab:
+            st.dataframe(
+                step_table(rollout.plan, step),
+                hide_index=True,
+                height="content",
+                key=f"{KEY_PREFIX}judges.{index}",
             )
-        )
-    figure.update_layout(
-        xaxis_title="time since the rollout began (h)",
-        yaxis_title="share of live traffic (%)",
-        yaxis_type="log",
-        yaxis_tickformat="~g",
-        height=320,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": 1.12},
-    )
-    return figure
+            if any(o.rough for v in step.verdicts for o in v.outcomes):
+                st.caption(
+                    f"At {step.share * 100:g}%: {ROUGH_MARK.strip()} marks figures that rest on "
+                    "an approximation few bad requests loosen: within a point or two, not one "
+                    "(docs/canary.md)."
+                )
+            for note in step.notes:
+                st.caption(f"At {step.share * 100:g}%: {note}")
+            if step.verdicts[0].sequential is None:
+                st.caption(
+                    f"At {step.share * 100:g}%: no baseline to compare with, so only the "
+                    "threshold judges, which look at the new version alone, judge this step."
+                )
 
 
 @runs.fragment
 def render(workload: Workload) -> None:
-    """The canary section: inputs, the share over time, per-step numbers and what they rest on."""
-    st.subheader("Canary rollout: who serves what, and how soon a regression shows")
-    plan, interval_s = _inputs()
+    """The canary section: inputs, the share over time, the rollout, and one table per step."""
+    st.subheader("Canary rollout: who serves what, and how soon each judge flags a regression")
+    plan = _inputs()
     if plan is None:
         return
     rollout = cached_rollout(workload, plan)
-    first = rollout.steps[0]
     columns = st.columns(3)
     columns[0].metric("Rollout length", duration_text(rollout.duration_s))
     columns[1].metric("Extra cost over the rollout", money(rollout.extra_usd))
-    columns[2].metric(
-        f"Error-rate rise detected at {first.share * 100:g}%",
-        detection_metric_text(first.error_detection, interval_s),
-    )
-    st.plotly_chart(rollout_chart(rollout, interval_s), key=KEY_PREFIX + "chart")
+    columns[2].metric(*first_step_metric(rollout))
+    st.plotly_chart(rollout_chart(rollout), key=KEY_PREFIX + "chart")
     st.dataframe(
-        rollout_table(rollout, interval_s),
-        hide_index=True,
-        height="content",
-        key=KEY_PREFIX + "table",
+        rollout_table(rollout), hide_index=True, height="content", key=KEY_PREFIX + "table"
     )
-    st.caption(
-        f"Time to detect: the shortest analysis window after which a {canary.TEST_DESCRIPTION} "
-        f"flags the regression ({plan.baseline_error_rate:.3%} → "
-        f"{plan.regressed_error_rate:.3%} errors; p99 +{plan.p99_regression:.0%}, the slowest "
-        f"5% of requests stretched) at {plan.confidence:.1%} confidence with {plan.power:.0%} "
-        "power, summed over Poisson request counts and checked against a Monte Carlo of the test "
-        "(scripts/canary_check.py). Kayenta's default judge compares metric time series with a "
-        f"Mann–Whitney U test at {canary.KAYENTA_CONFIDENCE:.0%} confidence. The 100% step has "
-        "no baseline left to compare with. Per-version p99 from the queueing model at the load "
-        "each version carries; own replicas are sized to the new version's share (Argo "
-        "Rollouts' default), the old version stays at full size until 100%."
+    st.markdown(
+        f"**What each judge does in each step** ({duration_text(plan.window_s)} a step, a look "
+        f"every {duration_text(plan.interval_s)}). *False alarms*: the chance a new version with "
+        "no regression is flagged during the step. *Flagged*: the chance a regressed one is "
+        "flagged within the step; the mean time is over those flagged. Times are from the start "
+        "of the step."
     )
-    st.caption(
-        f"A judge sees a metric point every {duration_text(interval_s)} (the metric interval; "
-        "Prometheus scrapes every 60 s by default, 15 s in its example configuration, and "
-        "10–60 s is usual): a time shorter than that reads “within one metric interval”, and "
-        "the chart marks each detection at the first point at or after the test's time."
-    )
-    notes = {note for step in rollout.steps for note in step.notes}
-    for note in sorted(notes):
-        st.caption(note)
+    _step_tables(rollout)
+    with st.expander("How each judge works, and what the figures rest on"):
+        descriptions = judge_descriptions(plan.false_alarm)
+        st.markdown("\n".join(f"- **{name}**: {text}." for name, text in descriptions.items()))
+        st.caption(
+            f"The threshold judges' p99 limit is {ms_text(rollout.p99_limit_ms)}, the fleet's p99 "
+            "before the rollout +10%. Per-version p99 from the queueing model at the load each "
+            "version carries; own replicas are sized to the new version's share (Argo Rollouts' "
+            "default). docs/canary.md has the sources and the Monte Carlo check."
+        )

@@ -157,7 +157,7 @@ def test_the_check_and_the_canary_rerun_as_sections_in_a_browser(chromium_browse
         steps = page.get_by_role("textbox", name="Steps (% of live traffic)")
         steps.fill("3, 30, 100")
         steps.press("Enter")
-        page.get_by_text("Error-rate rise detected at 3%").wait_for()
+        page.get_by_text("Sequential judge, errors 0.1% → 0.2% at 3%").wait_for()
         page.wait_for_function(IDLE_JS)
         pressed = asked[before:]
         assert len(pressed) == 2 and all(pressed), (
