@@ -1,0 +1,530 @@
+"""Priority classes on one serving queue: strict, non-preemptive priority on ``c`` servers.
+
+Triton's dynamic batcher can keep a priority queue (``priority_levels``,
+``default_priority_level``): a free model instance takes the oldest request of the highest level
+waiting, and a request in service is never interrupted. Here: classes ``0 .. K-1`` (0 served
+first), each a Poisson stream with its share of ``rate_rps``, ``servers`` identical servers, a
+deterministic service time ``service_ms`` (the model's latency), one request per server
+(unbatched only: no batch window, no batch formation). ``rho = rate * D / c``; ``sigma_k`` is
+the load of classes ``0 .. k``.
+
+What is exact and what is approximate:
+
+- The number of requests in the system does not depend on who is served first (every request
+  takes ``D``, no server idles while one waits), so it is the FIFO M/D/c queue's
+  (``sdlab_model.queues.mdc``). Hence exactly: every class waits with the M/D/c probability
+  ``P_w``; if ``P_w <= 1%`` every class's p99 is ``D``; the traffic-weighted mean wait is FIFO's;
+  one class *is* M/D/c.
+- Mean waits, Cobham's formula: ``W_k = W0 / ((1 - sigma_{k-1})(1 - sigma_k))`` with
+  ``W0 = W_FIFO (1 - rho)``. Exact for M/G/1 and for M/M/c; for M/D/c with ``c > 1`` an
+  approximation that keeps the conservation law exactly (the weighted sum telescopes to
+  ``W_FIFO``).
+- Wait distribution of class ``k`` (approximate): ``W_k = T_k(V_k)``. ``V_k`` is the wait from
+  the work a class-``k`` arrival finds ahead of it; it is taken as the M/D/c FIFO wait with its
+  time axis scaled by ``(1 - rho) / (1 - sigma_k)`` (the ratio Cobham's means give), which keeps
+  ``P_w``. ``T_k(v)`` stretches it by the higher classes arriving while it waits, each one
+  moving it back by ``D / c``: the busy period, started by ``v``, of a queue with Poisson
+  arrivals at the higher classes' rate and service ``D / c``, whose law is Takács's
+  ``P(T(v) = v + n d) = v / (v + n d) P(Poisson(lambda_H (v + n d)) = n)``. For the lowest class
+  ``V`` is exactly the FIFO wait, so with ``c = 1`` its law is exact; with ``c > 1`` the
+  stretch ``D / c`` per overtaking request is the servers' average gap. For the highest class
+  ``T`` is the identity and the whole approximation is the scaled FIFO shape.
+
+Where the approximation is not within its stated accuracy (5% on the p99, against the
+simulator, ``scripts/priorities_check.py``), the class's result carries ``approximate_because``.
+
+Sources: A. Cobham, "Priority assignment in waiting line problems", J. Oper. Res. Soc. America
+2(1), 70-76 (1954); L. Kleinrock, *Queueing Systems, Vol. 2: Computer Applications* (1976),
+§3.6-3.7 (non-preemptive priority, M/G/1 and M/M/c); L. Takács, *Combinatorial Methods in the
+Theory of Stochastic Processes* (1967), the hitting-time (ballot) theorem for the busy period;
+Crommelin (1932) and Franx (2001) for M/D/c (see ``sdlab_model.queues.mdc``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdlab_model.queues.mdc import MdcWait, log_factorial
+from sdlab_model.simulation.converged import batch_means_half_width, mser_truncation
+from sdlab_model.simulation.simulator import percentiles
+
+P99 = 0.99
+MAX_CLASSES = 4
+"""Triton allows more levels; a page reads two to four."""
+_WAIT_BINS = 300
+"""Bins of ``V_k``'s law in the stretched (lower-class) quantile."""
+_WAIT_TAIL = 1e-6
+"""``V_k`` mass left above its bins, counted as later than any time (under 0.01% of the p99's
+1%)."""
+HIGH_UTILIZATION_FLAG = 0.93
+"""Above this utilization the lower classes' stretched tail is flagged (set on the tuning grid,
+``scripts/priorities_check.py``)."""
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    """One class: its name, its share of the requests (0, 1], and its p99 target in ms."""
+
+    name: str
+    share: float
+    p99_target_ms: float
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("name must not be empty")
+        if not 0.0 < self.share <= 1.0:
+            raise ValueError(f"share={self.share!r} of class {self.name!r} must be in (0, 1]")
+        if not self.p99_target_ms > 0.0:
+            raise ValueError(
+                f"p99_target_ms={self.p99_target_ms!r} of class {self.name!r} must be > 0"
+            )
+
+
+@dataclass(frozen=True)
+class PriorityQueue:
+    """A queue with strict priority: ``classes[0]`` is served first; shares sum to 1."""
+
+    rate_rps: float
+    servers: int
+    service_ms: float
+    classes: tuple[PriorityClass, ...]
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.rate_rps) and self.rate_rps > 0.0):
+            raise ValueError(f"rate_rps={self.rate_rps!r} must be a number > 0")
+        if isinstance(self.servers, bool) or not isinstance(self.servers, (int, np.integer)):
+            raise ValueError(f"servers={self.servers!r} must be a whole number")
+        if not 1 <= self.servers <= 4096:
+            raise ValueError(f"servers={self.servers!r} must be in [1, 4096]")
+        if not (math.isfinite(self.service_ms) and self.service_ms > 0.0):
+            raise ValueError(f"service_ms={self.service_ms!r} must be a number > 0")
+        if not 1 <= len(self.classes) <= MAX_CLASSES:
+            raise ValueError(f"{len(self.classes)} classes: must be 1 to {MAX_CLASSES}")
+        total = sum(c.share for c in self.classes)
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"class shares sum to {total!r}: they must sum to 1")
+        names = [c.name for c in self.classes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"class names {names!r} must differ")
+
+    @property
+    def offered_load(self) -> float:
+        """``a = lambda D``: busy servers on average (``rho c``)."""
+        return self.rate_rps * self.service_ms / 1000.0
+
+    @property
+    def utilization(self) -> float:
+        """``rho = lambda D / c``."""
+        return self.offered_load / self.servers
+
+    def class_rates_rps(self) -> np.ndarray:
+        """Each class's arrival rate."""
+        return self.rate_rps * np.array([c.share for c in self.classes])
+
+    def loads_above(self) -> np.ndarray:
+        """``sigma_{k-1}``: the utilization of the classes served before class ``k``."""
+        shares = np.array([c.share for c in self.classes])
+        return self.utilization * np.concatenate(([0.0], np.cumsum(shares)[:-1]))
+
+    def with_rate(self, rate_rps: float) -> PriorityQueue:
+        """The same classes and servers at another total rate."""
+        return PriorityQueue(rate_rps, self.servers, self.service_ms, self.classes)
+
+
+@dataclass(frozen=True)
+class ClassLatency:
+    """One class's analytic result. ``p99_ms`` is wait plus service; ``inf`` where unstable,
+    ``nan`` where not modelled (past total capacity, a class still stable)."""
+
+    name: str
+    share: float
+    p99_target_ms: float
+    mean_wait_ms: float
+    p99_ms: float
+    is_stable: bool
+    approximate_because: str | None
+
+    @property
+    def meets_target(self) -> bool:
+        """Whether the p99 is within the target (False where unknown or unstable)."""
+        return bool(self.p99_ms <= self.p99_target_ms)
+
+
+@dataclass(frozen=True)
+class PriorityLatency:
+    """``priority_latency``'s answer: each class, and FIFO (no priority) for comparison."""
+
+    queue: PriorityQueue
+    classes: tuple[ClassLatency, ...]
+    fifo_p99_ms: float
+    fifo_mean_wait_ms: float
+    wait_probability: float
+    is_stable: bool
+
+
+def cobham_mean_waits(
+    fifo_mean_wait: float, utilization: float, loads_above: np.ndarray, class_loads: np.ndarray
+) -> np.ndarray:
+    """Cobham's mean waits (same unit as ``fifo_mean_wait``) of each class.
+
+    ``W_k = W0 / ((1 - sigma_{k-1})(1 - sigma_k))`` with ``W0 = W_FIFO (1 - rho)``: the
+    M/G/c form (exact for M/G/1 and M/M/c), scaled so that ``sum_k rho_k W_k = rho W_FIFO``,
+    the conservation law that holds exactly when every class takes the same service time.
+    ``inf`` where ``sigma_k >= 1``.
+
+    Sources: Cobham (1954); Kleinrock, *Queueing Systems* Vol. 2 (1976), eq. 3.30 and §3.7.
+    """
+    below = loads_above + class_loads
+    w0 = fifo_mean_wait * (1.0 - utilization)
+    with np.errstate(divide="ignore"):
+        waits = w0 / ((1.0 - loads_above) * (1.0 - below))
+    return np.where(below < 1.0, waits, np.inf)
+
+
+def busy_period_cdf(start: np.ndarray, t: float, rate: float, step: float) -> np.ndarray:
+    """``P(T(v) <= t)`` for each ``v`` in ``start``: ``T(v)`` is the busy period started by
+    work ``v`` of a queue with Poisson arrivals at ``rate`` each bringing work ``step``.
+
+    ``P(T(v) = v + n step) = v / (v + n step) * P(Poisson(rate (v + n step)) = n)``
+    (Takács's hitting-time theorem; exact). ``T(0) = 0``.
+
+    Source: Takács (1967); Kleinrock Vol. 1 (1975) §5.9 for the M/D/1 busy period.
+    """
+    start = np.asarray(start, dtype=float)
+    if rate <= 0.0:
+        return (start <= t).astype(float)
+    top = max(math.floor((t - float(start.min())) / step), -1)
+    n = np.arange(top + 1, dtype=float)[None, :]
+    v = start[:, None]
+    length = v + n * step
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = rate * length
+        log_pmf = n * np.log(mean) - mean - log_factorial(n)
+        terms = np.where(length <= t, v / length * np.exp(log_pmf), 0.0)
+    cdf = np.where(start > 0.0, terms.sum(axis=1), 1.0)
+    return np.where(start <= t, np.minimum(cdf, 1.0), 0.0)
+
+
+def residual_cdf(y: np.ndarray, servers: int, busy_share: float) -> np.ndarray:
+    """``P(Y <= y)`` (units of ``D``): ``Y`` is 0 with probability ``1 - busy_share``, else the
+    time until the first of ``servers`` busy servers frees, taken as the least of ``servers``
+    independent uniform residuals, ``P(Y > y) = (1 - y)^c`` on ``[0, 1]``.
+
+    Exact for one server (the residual of the request in service is uniform); with more, the
+    residuals of the servers busy at an arrival are not independent (a burst that filled them
+    started them close together), the approximation the check flags.
+    """
+    y = np.clip(np.asarray(y, dtype=float), 0.0, 1.0)
+    busy = np.where(y >= 0.0, 1.0 - (1.0 - y) ** servers, 0.0)
+    return (1.0 - busy_share) + busy_share * busy
+
+
+@dataclass(frozen=True)
+class FoundWait:
+    """The law of ``V_k`` (units of ``D``), binned: an atom at 0, bin midpoints and masses, and
+    the mass above the last bin (counted as later than any time asked)."""
+
+    at_zero: float
+    starts: np.ndarray
+    masses: np.ndarray
+    tail: float
+
+    def survival(self, t: float, rate_above: float, step: float) -> float:
+        """``P(T(V) > t)``: ``V`` stretched by arrivals at ``rate_above`` of work ``step``."""
+        done = busy_period_cdf(self.starts, t, rate_above, step)
+        return self.tail + float(np.dot(self.masses, 1.0 - done))
+
+
+def found_wait(servers: int, group_load: float, wait_probability: float) -> FoundWait:
+    """``V_k = Z + Y``: ``Z`` the M/D/c FIFO wait of classes ``0 .. k`` alone (offered load
+    ``group_load``), ``Y`` the first free server's residual (``residual_cdf``) where the other
+    classes keep the servers busy, with the probability that makes ``P(V > 0)`` the exact
+    ``wait_probability`` (``Z`` and ``Y`` independent)."""
+    group = MdcWait.solve(servers, group_load)
+    group_wait = group.wait_probability
+    busy_share = max(0.0, (wait_probability - group_wait) / (1.0 - group_wait))
+    # Below _WAIT_TAIL the group alone never waits, as far as a p99 can tell (and a quantile
+    # of 1 - 1e-19 would round to 1, which no wait reaches).
+    top_z = group.wait_quantile(1.0 - _WAIT_TAIL * group_wait) if group_wait > _WAIT_TAIL else 0.0
+    z_edges = np.linspace(0.0, top_z, _WAIT_BINS + 1)
+    z_cdf = np.array([group.wait_cdf(x) for x in z_edges])
+    z_mid, z_mass = 0.5 * (z_edges[:-1] + z_edges[1:]), np.diff(z_cdf)
+    edges = np.linspace(0.0, top_z + 1.0, _WAIT_BINS + 1)
+    # P(Z + Y <= v): Z's atom at 0 and bins, each convolved with Y's law.
+    cdf = z_cdf[0] * residual_cdf(edges, servers, busy_share) + np.sum(
+        z_mass[None, :]
+        * residual_cdf(edges[:, None] - z_mid[None, :], servers, busy_share)
+        * (edges[:, None] >= z_mid[None, :]),
+        axis=1,
+    )
+    at_zero = z_cdf[0] * (1.0 - busy_share)
+    masses = np.diff(np.maximum.accumulate(np.maximum(cdf, at_zero)))
+    return FoundWait(at_zero, 0.5 * (edges[:-1] + edges[1:]), masses, max(0.0, 1.0 - cdf[-1]))
+
+
+def _p99(found: FoundWait, rate_above: float, servers: int) -> float:
+    """The p99 (units of ``D``) of ``T(V)``, by bisection to 1e-4 relative."""
+    step = 1.0 / servers
+
+    def late(t: float) -> bool:
+        return found.survival(t, rate_above, step) > 1.0 - P99
+
+    if not late(0.0):
+        return 0.0
+    lo, hi = 0.0, max(float(found.starts[-1]), step)
+    for _ in range(64):
+        if not late(hi):
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        raise ArithmeticError(f"no p99 below {hi:.3g} D: the wait's law is not normalised")
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if late(mid) else (lo, mid)
+    return hi
+
+
+def _flag(queue: PriorityQueue, k: int, exact: bool) -> str | None:
+    """Why class ``k``'s p99 may be off by more than 5%, or None."""
+    if exact:
+        return None
+    if queue.utilization > HIGH_UTILIZATION_FLAG:
+        return (
+            f"utilization {queue.utilization:.0%} is over {HIGH_UTILIZATION_FLAG:.0%}: the "
+            "scaled-FIFO shape and the D/c stretch per overtaking request were checked to 5% "
+            "only below it"
+        )
+    return None
+
+
+def priority_latency(queue: PriorityQueue) -> PriorityLatency:
+    """Each class's mean wait (Cobham) and p99 under strict non-preemptive priority, in ms,
+    and the FIFO queue's p99 for comparison (the module docstring states the model)."""
+    c, d = queue.servers, queue.service_ms
+    loads_above = queue.loads_above()
+    class_loads = queue.utilization * np.array([k.share for k in queue.classes])
+    if queue.utilization >= 1.0:
+        return _past_capacity(queue, loads_above, class_loads)
+    fifo = MdcWait.solve(c, queue.offered_load)
+    p_wait = fifo.wait_probability
+    means = cobham_mean_waits(fifo.mean_wait, queue.utilization, loads_above, class_loads)
+    results = []
+    for k, spec in enumerate(queue.classes):
+        if p_wait <= 1.0 - P99 or len(queue.classes) == 1:
+            p99_units, exact = (fifo.wait_quantile(P99), True)
+        else:
+            group_load = (loads_above[k] + class_loads[k]) * c
+            found = found_wait(c, min(group_load, queue.offered_load), p_wait)
+            p99_units = _p99(found, loads_above[k] * c, c)
+            exact = c == 1 and len(queue.classes) == 2
+        results.append(
+            ClassLatency(
+                name=spec.name,
+                share=spec.share,
+                p99_target_ms=spec.p99_target_ms,
+                mean_wait_ms=float(means[k]) * d,
+                p99_ms=(1.0 + p99_units) * d,
+                is_stable=True,
+                approximate_because=_flag(queue, k, exact),
+            )
+        )
+    return PriorityLatency(
+        queue=queue,
+        classes=tuple(results),
+        fifo_p99_ms=(1.0 + fifo.wait_quantile(P99)) * d,
+        fifo_mean_wait_ms=fifo.mean_wait * d,
+        wait_probability=p_wait,
+        is_stable=True,
+    )
+
+
+def _past_capacity(queue: PriorityQueue, loads_above, class_loads) -> PriorityLatency:
+    """At or past capacity: the classes whose own and higher load reach 1 are unstable; the
+    ones above them are stable but not modelled here (every server is always busy)."""
+    results = []
+    for k, spec in enumerate(queue.classes):
+        stable = bool(loads_above[k] + class_loads[k] < 1.0)
+        results.append(
+            ClassLatency(
+                name=spec.name,
+                share=spec.share,
+                p99_target_ms=spec.p99_target_ms,
+                mean_wait_ms=math.nan if stable else math.inf,
+                p99_ms=math.nan if stable else math.inf,
+                is_stable=stable,
+                approximate_because=(
+                    "past total capacity this class is still served (it goes first), but the "
+                    "model needs a stable FIFO queue: not modelled"
+                    if stable
+                    else None
+                ),
+            )
+        )
+    return PriorityLatency(queue, tuple(results), math.inf, math.inf, 1.0, False)
+
+
+SIM_REL_HALF_WIDTH = 0.02
+"""The simulator's target: each class's p99 95% interval within ±2% of it."""
+SIM_MAX_REQUESTS = 2_000_000
+"""Default budget of ``simulate_priorities``: arrivals of every run together."""
+SIM_MIN_CLASS_REQUESTS = 20_000
+"""Fewest measured requests of a class: 20 batch-means batches of 1,000, each p99 the tenth
+largest of its batch."""
+_SIM_FIRST_RUN = 100_000
+_SIM_MEASURED_END = 0.95
+"""Requests arriving in the run's last 5% are not measured: arrivals stop at the end, so late
+low-class requests would be overtaken by fewer higher ones than in steady state."""
+
+
+@dataclass(frozen=True)
+class ClassSim:
+    """One class as simulated: its p99 (ms) with a 95% batch-means interval, its mean wait."""
+
+    name: str
+    measured_requests: int
+    p99_ms: float
+    p99_ci_ms: tuple[float, float]
+    mean_wait_ms: float
+
+    def contains(self, value_ms: float) -> bool:
+        """Whether ``value_ms`` is inside the interval."""
+        return self.p99_ci_ms[0] <= value_ms <= self.p99_ci_ms[1]
+
+
+@dataclass(frozen=True)
+class PrioritySim:
+    """What ``simulate_priorities`` measured. ``converged`` is False when the budget ran out
+    before every class's interval was within ``rel_half_width`` (the note says why)."""
+
+    classes: tuple[ClassSim, ...]
+    converged: bool
+    simulated_requests: int
+    simulated_s: float
+    warmup_s: float
+    seed: int
+    note: str
+
+
+def _priority_kernel():
+    # Imported here, not at module top: `import sdlab_model` must not import numba or compile.
+    from sdlab_model.overload._priority_kernel import run_priority_queue
+
+    return run_priority_queue
+
+
+def _sim_trace(queue: PriorityQueue, seed: int, count: int):
+    """``count`` arrivals (ms), grouped by class in arrival order; class bounds; starts (ms)."""
+    gap_stream, class_stream = np.random.SeedSequence(seed).spawn(2)
+    gaps_ms = np.random.default_rng(gap_stream).exponential(1000.0 / queue.rate_rps, count)
+    shares = np.array([c.share for c in queue.classes])
+    marks = np.random.default_rng(class_stream).choice(shares.size, size=count, p=shares)
+    order = np.argsort(marks, kind="stable")
+    arrival_ms = np.cumsum(gaps_ms)[order]
+    class_start = np.concatenate(([0], np.cumsum(np.bincount(marks, minlength=shares.size))))
+    start_ms = np.empty(count)
+    _priority_kernel()(arrival_ms, class_start, queue.servers, queue.service_ms, start_ms)
+    return arrival_ms, class_start.astype(np.int64), start_ms
+
+
+def _analyse_sim(queue, arrival_ms, class_start, start_ms):
+    """Per class: measured latencies (after the warm-up, before the end); the warm-up (ms)."""
+    end_ms = float(np.quantile(arrival_ms, _SIM_MEASURED_END))
+    warmup_ms = 0.0
+    for k in range(len(queue.classes)):
+        waits = (start_ms - arrival_ms)[class_start[k] : class_start[k + 1]]
+        cut = mser_truncation(waits)
+        if cut:
+            warmup_ms = max(warmup_ms, float(arrival_ms[class_start[k] + cut]))
+    measured = []
+    for k in range(len(queue.classes)):
+        arrivals = arrival_ms[class_start[k] : class_start[k + 1]]
+        keep = (arrivals >= warmup_ms) & (arrivals <= end_ms)
+        measured.append((start_ms[class_start[k] : class_start[k + 1]] - arrivals)[keep])
+    return measured, warmup_ms, end_ms
+
+
+def _class_sim(spec: PriorityClass, waits_ms: np.ndarray, service_ms: float) -> ClassSim:
+    if waits_ms.size < 100:
+        return ClassSim(spec.name, int(waits_ms.size), math.nan, (math.nan, math.nan), math.nan)
+    latency = waits_ms + service_ms
+    p99 = percentiles(latency, (100.0 * P99,))[0]
+    half = batch_means_half_width(latency)
+    return ClassSim(
+        spec.name, int(latency.size), p99, (p99 - half, p99 + half), float(waits_ms.mean())
+    )
+
+
+def _sim_shortfall(classes, rel_half_width, warmup_ms, end_ms) -> list[str]:
+    reasons = []
+    if 2.0 * warmup_ms > end_ms:
+        reasons.append(f"its warm-up ({warmup_ms / 1000:.3g} s) is over half the run")
+    for result in classes:
+        if result.measured_requests < SIM_MIN_CLASS_REQUESTS:
+            reasons.append(
+                f"{result.name}: {result.measured_requests:,} requests measured, under "
+                f"{SIM_MIN_CLASS_REQUESTS:,}"
+            )
+            continue
+        relative = (result.p99_ci_ms[1] - result.p99_ms) / result.p99_ms
+        if relative > rel_half_width:
+            reasons.append(f"{result.name}: interval ±{relative:.1%}, over ±{rel_half_width:.1%}")
+    return reasons
+
+
+def _next_run(classes, rel_half_width, count: int) -> int:
+    """Arrivals a run needs, from this run's worst class (at least twice ``count``)."""
+    needed = float(count)
+    for result in classes:
+        if result.measured_requests < SIM_MIN_CLASS_REQUESTS:
+            needed = max(needed, count * SIM_MIN_CLASS_REQUESTS / max(result.measured_requests, 1))
+        elif result.p99_ms > 0:
+            ratio = (result.p99_ci_ms[1] - result.p99_ms) / (rel_half_width * result.p99_ms)
+            needed = max(needed, count * ratio * ratio)
+    return max(math.ceil(1.25 * needed), 2 * count)
+
+
+def simulate_priorities(
+    queue: PriorityQueue,
+    *,
+    seed: int = 0,
+    rel_half_width: float = SIM_REL_HALF_WIDTH,
+    max_requests: int = SIM_MAX_REQUESTS,
+) -> PrioritySim:
+    """Simulate ``queue`` until every class's p99 interval is within ``rel_half_width`` of it,
+    or until ``max_requests`` (every run together) cannot pay for a longer run.
+
+    Poisson arrivals, each request's class an independent draw with the classes' shares (the
+    superposition of independent Poisson streams); the compiled recursion of
+    ``_priority_kernel``. Each run starts empty; warm-up by MSER-5 on each class's waits (the
+    latest cut counts for all); requests arriving in the last 5% are not measured. The p99's
+    interval is by 20 batch means (``sdlab_model.simulation.converged``).
+
+    Approximations: finite runs (the interval states the sampling error); batch means of one
+    run are slightly narrow when batches are short against the queue's memory.
+
+    Sources: Law, *Simulation Modeling and Analysis* (5th ed.), ch. 9; White (1997) for MSER.
+    """
+    if queue.utilization >= 1.0:
+        raise ValueError(f"utilization {queue.utilization:.3g} >= 1: no steady state to simulate")
+    count = min(_SIM_FIRST_RUN, max_requests)
+    spent = 0
+    while True:
+        arrival_ms, class_start, start_ms = _sim_trace(queue, seed, count)
+        spent += count
+        measured, warmup_ms, end_ms = _analyse_sim(queue, arrival_ms, class_start, start_ms)
+        classes = tuple(
+            _class_sim(spec, waits, queue.service_ms)
+            for spec, waits in zip(queue.classes, measured, strict=True)
+        )
+        reasons = _sim_shortfall(classes, rel_half_width, warmup_ms, end_ms)
+        longer = min(_next_run(classes, rel_half_width, count), max_requests - spent)
+        if not reasons or longer <= count:
+            break
+        count = longer
+    note = "Converged." if not reasons else "Not converged: " + "; ".join(reasons) + "."
+    return PrioritySim(
+        classes, not reasons, spent, float(arrival_ms[-1]) / 1000.0, warmup_ms / 1000.0, seed, note
+    )
