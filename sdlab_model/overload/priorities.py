@@ -50,6 +50,7 @@ import numpy as np
 from sdlab_model.queues.mdc import MdcWait, log_factorial
 from sdlab_model.simulation.converged import batch_means_half_width, mser_truncation
 from sdlab_model.simulation.simulator import percentiles
+from sdlab_model.workload import Workload
 
 P99 = 0.99
 MAX_CLASSES = 4
@@ -364,6 +365,43 @@ def _past_capacity(queue: PriorityQueue, loads_above, class_loads) -> PriorityLa
             )
         )
     return PriorityLatency(queue, tuple(results), math.inf, math.inf, 1.0, False)
+
+
+def queue_from_workload(workload: Workload, classes: tuple[PriorityClass, ...]) -> PriorityQueue:
+    """The priority queue one of ``workload``'s queues is: the central queue's ``servers`` at the
+    whole rate, or else one replica's slots at ``rate / replicas`` (Triton keeps a priority
+    queue per model instance group; random routing leaves a replica a Poisson stream, other
+    balancers nearly). Unbatched: every request alone, at ``single_request_ms``."""
+    if workload.is_central_queue:
+        servers, rate_rps = workload.servers, workload.rate_rps
+    else:
+        servers, rate_rps = workload.slots_per_replica, workload.rate_rps / workload.replicas
+    return PriorityQueue(rate_rps, int(servers), float(workload.single_request_ms), classes)
+
+
+@dataclass(frozen=True)
+class LoadSweep:
+    """Each class's p99 (ms, rows) and FIFO's over ``utilizations`` (columns)."""
+
+    utilizations: np.ndarray
+    class_p99_ms: np.ndarray
+    fifo_p99_ms: np.ndarray
+    flagged: np.ndarray
+
+
+def p99_against_load(queue: PriorityQueue, utilizations: np.ndarray) -> LoadSweep:
+    """``priority_latency`` at each utilization (the rate scaled, everything else kept)."""
+    loads = np.asarray(utilizations, dtype=float)
+    p99 = np.full((len(queue.classes), loads.size), np.nan)
+    flagged = np.zeros((len(queue.classes), loads.size), dtype=bool)
+    fifo = np.full(loads.size, np.inf)
+    per_utilization_rps = queue.rate_rps / queue.utilization
+    for j, load in enumerate(loads):
+        result = priority_latency(queue.with_rate(load * per_utilization_rps))
+        p99[:, j] = [c.p99_ms for c in result.classes]
+        flagged[:, j] = [c.approximate_because is not None for c in result.classes]
+        fifo[j] = result.fifo_p99_ms
+    return LoadSweep(loads, p99, fifo, flagged)
 
 
 SIM_REL_HALF_WIDTH = 0.02
