@@ -18,7 +18,7 @@ What is exact and what is approximate:
 - Mean waits, Cobham's formula: ``W_k = W0 / ((1 - sigma_{k-1})(1 - sigma_k))`` with
   ``W0 = W_FIFO (1 - rho)``. Exact for M/G/1 and for M/M/c; for M/D/c with ``c > 1`` an
   approximation that keeps the conservation law exactly (the weighted sum telescopes to
-  ``W_FIFO``). With deterministic service it puts the top class's mean 10-40% low on many
+  ``W_FIFO``). With deterministic service it puts an upper class's mean up to 40% low on many
   servers (``scripts/priorities_check.py`` prints it); the p99s below do not use it.
 - Wait distribution of class ``k``: ``W_k = T_k(V_k)``. ``V_k`` is the wait from the work a
   class-``k`` arrival finds ahead of it (classes ``0 .. k`` waiting, and the servers' residual
