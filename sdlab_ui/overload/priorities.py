@@ -32,7 +32,8 @@ KEY = "overload.priorities"
 CLASS_NAMES = ("interactive", "standard", "batch")
 DEFAULT_SHARES_PCT = {"interactive": 30.0, "standard": 30.0}
 DEFAULT_TARGETS_IN_SERVICE_TIMES = {"interactive": 2.0, "standard": 5.0, "batch": 20.0}
-SWEEP_UTILIZATIONS = tuple(np.round(np.linspace(0.3, 0.97, 15), 3))
+SWEEP_UTILIZATIONS = (*np.round(np.linspace(0.3, 0.95, 14), 3).tolist(), 0.97, 1.05, 1.15, 1.3)
+"""Up to 130%: past capacity the upper classes are still served while the lowest grows."""
 CLASS_COLOURS = {"interactive": "#2563eb", "standard": "#16a34a", "batch": "#ea580c"}
 FIFO_COLOUR = "#6b7280"
 
@@ -110,6 +111,11 @@ def _spec(names, shares: dict, targets: dict) -> tuple[ClassSpec | None, list[st
     return tuple((name, fractions[name], float(targets[name])) for name in names), []
 
 
+def _ms(value_ms: float) -> str:
+    """``ms_text``, with '—' where the model gives no number (a mean past capacity)."""
+    return "—" if math.isnan(value_ms) else ms_text(value_ms)
+
+
 def results_table(result: PriorityLatency) -> pd.DataFrame:
     """One row per class: p99 with priority, its target, FIFO's p99 and the change."""
     rows = []
@@ -125,7 +131,7 @@ def results_table(result: PriorityLatency) -> pd.DataFrame:
                 "meets target": "yes" if spec.meets_target else "no",
                 "p99 without priority (FIFO)": ms_text(result.fifo_p99_ms),
                 "change": f"{change:+.3g} ms" if math.isfinite(change) else "—",
-                "mean wait (Cobham)": ms_text(spec.mean_wait_ms),
+                "mean wait (Cobham)": _ms(spec.mean_wait_ms),
             }
         )
     return pd.DataFrame(rows)
@@ -134,8 +140,16 @@ def results_table(result: PriorityLatency) -> pd.DataFrame:
 def cost_sentence(result: PriorityLatency) -> str | None:
     """What the lowest class pays for the highest class's gain, at p99, in words."""
     top, low = result.classes[0], result.classes[-1]
-    if not (math.isfinite(top.p99_ms) and math.isfinite(low.p99_ms)):
-        return None
+    if not result.is_stable:
+        served = [c.name for c in result.classes if c.is_stable]
+        lost = [c.name for c in result.classes if not c.is_stable]
+        if not served:
+            return None
+        return (
+            f"Past capacity strict priority still serves **{', '.join(served)}** (p99 "
+            f"{ms_text(top.p99_ms)} for {top.name}); **{', '.join(lost)}** pays everything: "
+            "its queue grows without bound (unstable, ∞), where FIFO would fail every class."
+        )
     return (
         f"Strict priority takes {ms_text(result.fifo_p99_ms)} (FIFO's p99) to "
         f"{ms_text(top.p99_ms)} for **{top.name}**; **{low.name}** pays: its p99 is "
@@ -151,6 +165,7 @@ def sweep_figure(sweep: LoadSweep, specs: ClassSpec, current_utilization: float)
         specs, sweep.class_p99_ms, sweep.flagged, strict=True
     ):
         colour = CLASS_COLOURS[name]
+        p99 = np.where(np.isfinite(p99), p99, np.nan)
         figure.add_trace(go.Scatter(x=x, y=p99, name=name, line={"color": colour}))
         figure.add_trace(
             go.Scatter(
@@ -166,12 +181,13 @@ def sweep_figure(sweep: LoadSweep, specs: ClassSpec, current_utilization: float)
     figure.add_trace(
         go.Scatter(
             x=x,
-            y=sweep.fifo_p99_ms,
+            y=np.where(np.isfinite(sweep.fifo_p99_ms), sweep.fifo_p99_ms, np.nan),
             name="FIFO (no priority)",
             line={"color": FIFO_COLOUR, "dash": "dash"},
         )
     )
-    if current_utilization < 1.0:
+    figure.add_vline(x=100.0, line={"color": FIFO_COLOUR, "width": 1, "dash": "dot"})
+    if current_utilization <= max(SWEEP_UTILIZATIONS):
         figure.add_vline(x=current_utilization * 100.0, line={"color": TARGET_COLOUR, "width": 1})
     figure.update_xaxes(title_text="utilization (%)")
     figure.update_yaxes(title_text="p99 latency (ms)", type="log")
@@ -215,8 +231,6 @@ def render_priorities(design: Workload) -> PriorityLatency | None:
     notes = [f"{c.name}: {c.approximate_because}" for c in result.classes if c.approximate_because]
     if notes:
         st.caption("\\* Approximate beyond 5%: " + "; ".join(notes))
-    if not result.is_stable:
-        st.warning("Past capacity: the lower classes' queues grow without bound (unstable, ∞).")
     sweep = cached_sweep(queue.servers, queue.service_ms, specs)
     st.plotly_chart(sweep_figure(sweep, specs, queue.utilization), key=f"{KEY}.chart")
     return result

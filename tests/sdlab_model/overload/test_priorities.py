@@ -88,11 +88,16 @@ def test_priority_orders_the_classes_around_fifo():
     assert p99[0] < result.fifo_p99_ms < p99[2], f"FIFO {result.fifo_p99_ms} not between {p99}"
 
 
-def test_past_capacity_the_top_class_is_stable_and_the_low_class_is_not():
-    result = priority_latency(_queue(4, 1.2, (0.5, 0.5)))
-    top, low = result.classes
-    assert top.is_stable and math.isnan(top.p99_ms) and top.approximate_because, f"top: {top}"
+def test_past_capacity_the_top_class_is_served_and_the_low_class_is_unstable():
+    queue = _queue(1, 1.25, (0.3, 0.7))
+    top, low = priority_latency(queue).classes
+    assert top.is_stable and math.isfinite(top.p99_ms) and top.approximate_because, f"top: {top}"
     assert not low.is_stable and math.isinf(low.p99_ms), f"low should be unstable: {low}"
+    sim = simulate_priorities(queue, seed=5, max_requests=1_000_000)
+    simulated_top, simulated_low = sim.classes
+    assert math.isinf(simulated_low.p99_ms), f"the simulated low class: {simulated_low}"
+    error = top.p99_ms / simulated_top.p99_ms - 1.0
+    assert abs(error) <= 0.03, f"one server past capacity: top class off by {error:+.1%}"
 
 
 def test_busy_period_has_the_mean_v_over_one_minus_rho():

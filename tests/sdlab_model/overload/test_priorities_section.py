@@ -68,3 +68,22 @@ def test_a_third_class_reaches_the_model():
     assert list(table["class (served first at top)"]) == ["interactive", "standard", "batch"], (
         f"classes in the table: {list(table['class (served first at top)'])}"
     )
+
+
+def _past_capacity_section():
+    from sdlab_model.workload import Workload
+    from sdlab_ui.overload.priorities import render_priorities
+
+    render_priorities(Workload(rate_rps=2_000.0, lb_policy="central_queue"))
+
+
+def test_past_capacity_the_top_class_is_still_served():
+    app = AppTest.from_function(_past_capacity_section, default_timeout=60).run()
+    assert not app.exception, f"the section raised: {app.exception}"
+    table = app.dataframe[0].value
+    interactive, batch = table["p99 with priority"]
+    assert "∞" not in interactive and "ms" in interactive, (
+        f"interactive should be served: {interactive}"
+    )
+    assert batch == "unstable (∞)", f"batch should be unstable past capacity: {batch}"
+    assert any("pays everything" in m.value for m in app.markdown), "no sentence on what batch pays"
