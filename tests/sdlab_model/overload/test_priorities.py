@@ -169,3 +169,18 @@ def test_a_small_budget_says_not_converged():
 def test_invalid_shares_are_refused_with_the_field(shares, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace("]", r"\]")):
         _queue(2, 0.5, shares)
+
+
+@pytest.mark.parametrize(
+    ("servers", "utilization", "shares", "flagged"),
+    [
+        (16, 0.75, (0.8, 0.2), (True, True)),  # bunched residuals: top low, bottom high
+        (16, 0.75, (0.2, 0.8), (False, False)),
+        (4, 0.95, (0.3, 0.7), (True, True)),  # past the checked utilization
+        (1, 0.8, (0.5, 0.5), (False, False)),  # exact on one server
+    ],
+)
+def test_the_flags_mark_the_cases_the_tuning_grid_found_off(servers, utilization, shares, flagged):
+    result = priority_latency(_queue(servers, utilization, shares))
+    got = tuple(c.approximate_because is not None for c in result.classes)
+    assert got == flagged, f"M/D/{servers} at {utilization}, {shares}: flags {got}, not {flagged}"
