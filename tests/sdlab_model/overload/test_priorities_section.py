@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdlab_model.overload.priorities import PriorityClass, priority_latency, queue_from_workload
 from sdlab_model.workload import Workload
-from sdlab_ui.overload.priorities import KEY
+from sdlab_ui.overload.priorities import CLASS_COLUMN, FIFO_COLUMN, KEY, P99_COLUMN
 from sdlab_ui.text import ms_text
 
 RATE_RPS = 1_500.0
@@ -37,11 +37,11 @@ def test_the_table_shows_the_models_p99_per_class():
     )
     expected = priority_latency(queue_from_workload(design, classes))
     table = app.dataframe[0].value
-    shown = [text.rstrip(" *") for text in table["p99 with priority"]]
+    shown = [text.rstrip(" *") for text in table[P99_COLUMN]]
     assert shown == [ms_text(c.p99_ms) for c in expected.classes], (
         f"table p99s {shown} are not the model's {[c.p99_ms for c in expected.classes]}"
     )
-    assert set(table["p99 without priority (FIFO)"]) == {ms_text(expected.fifo_p99_ms)}, (
+    assert set(table[FIFO_COLUMN]) == {ms_text(expected.fifo_p99_ms)}, (
         "the FIFO column should be the model's FIFO p99"
     )
     assert len(app.get("plotly_chart")) == 1, "the load chart is missing"
@@ -65,8 +65,8 @@ def test_a_third_class_reaches_the_model():
     app.radio(key=f"{KEY}.count").set_value(3).run()
     assert not app.exception, f"the section raised: {app.exception}"
     table = app.dataframe[0].value
-    assert list(table["class (served first at top)"]) == ["interactive", "standard", "batch"], (
-        f"classes in the table: {list(table['class (served first at top)'])}"
+    assert list(table[CLASS_COLUMN]) == ["interactive", "standard", "batch"], (
+        f"classes in the table: {list(table[CLASS_COLUMN])}"
     )
 
 
@@ -81,7 +81,7 @@ def test_past_capacity_the_top_class_is_still_served():
     app = AppTest.from_function(_past_capacity_section, default_timeout=60).run()
     assert not app.exception, f"the section raised: {app.exception}"
     table = app.dataframe[0].value
-    interactive, batch = table["p99 with priority"]
+    interactive, batch = table[P99_COLUMN]
     assert "∞" not in interactive and "ms" in interactive, (
         f"interactive should be served: {interactive}"
     )
