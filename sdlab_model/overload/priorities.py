@@ -60,6 +60,8 @@ from sdlab_model.workload import Workload
 
 P99 = 0.99
 MAX_CLASSES = 4
+MAX_SERVERS = 32_000
+"""The Lab's largest central queue: 500 replicas x 64 workers."""
 """Triton allows more levels; a page reads two to four."""
 _WAIT_BINS = 300
 """Bins of ``V_k``'s law in the stretched (lower-class) quantile."""
@@ -113,8 +115,8 @@ class PriorityQueue:
             raise ValueError(f"rate_rps={self.rate_rps!r} must be a number > 0")
         if isinstance(self.servers, bool) or not isinstance(self.servers, (int, np.integer)):
             raise ValueError(f"servers={self.servers!r} must be a whole number")
-        if not 1 <= self.servers <= 4096:
-            raise ValueError(f"servers={self.servers!r} must be in [1, 4096]")
+        if not 1 <= self.servers <= MAX_SERVERS:
+            raise ValueError(f"servers={self.servers!r} must be in [1, {MAX_SERVERS}]")
         if not (math.isfinite(self.service_ms) and self.service_ms > 0.0):
             raise ValueError(f"service_ms={self.service_ms!r} must be a number > 0")
         if not 1 <= len(self.classes) <= MAX_CLASSES:
