@@ -261,12 +261,23 @@ class FoundWait:
         return self.tail + float(np.dot(self.masses, 1.0 - done))
 
 
-def found_wait(servers: int, group_load: float, wait_probability: float) -> FoundWait:
+def found_wait(
+    servers: int, group_load: float, wait_probability: float, saturated: bool = False
+) -> FoundWait:
     """``V_k = Z + Y``: ``Z`` the M/D/c FIFO wait of classes ``0 .. k`` alone (offered load
     ``group_load``), ``Y`` the first free server's residual (``residual_cdf``) where the other
     classes keep the servers busy, with the probability that makes ``P(V > 0)`` the exact
-    ``wait_probability`` (``Z`` and ``Y`` independent)."""
-    group = MdcWait.solve(servers, group_load)
+    ``wait_probability`` (``Z`` and ``Y`` independent).
+
+    ``saturated``: the classes below never drain, so every server is always busy and restarts
+    the moment it frees: the group can start at most one request per free epoch, ``c`` epochs
+    per ``D``. Its own queueing ``Z`` is then that of one server of service ``D / c`` (M/D/1 at
+    the group's utilization, Bondi and Buzen's fast single server), not c servers that a
+    burst could all start at once; ``Y`` is always there."""
+    scale = 1.0 / servers if saturated else 1.0
+    group = (
+        MdcWait.solve(1, group_load / servers) if saturated else MdcWait.solve(servers, group_load)
+    )
     group_wait = group.wait_probability
     busy_share = max(0.0, (wait_probability - group_wait) / (1.0 - group_wait))
     # Below _WAIT_TAIL the group alone never waits, as far as a p99 can tell (and a quantile
@@ -274,8 +285,8 @@ def found_wait(servers: int, group_load: float, wait_probability: float) -> Foun
     top_z = group.wait_quantile(1.0 - _WAIT_TAIL * group_wait) if group_wait > _WAIT_TAIL else 0.0
     z_edges = np.linspace(0.0, top_z, _WAIT_BINS + 1)
     z_cdf = np.array([group.wait_cdf(x) for x in z_edges])
-    z_mid, z_mass = 0.5 * (z_edges[:-1] + z_edges[1:]), np.diff(z_cdf)
-    edges = np.linspace(0.0, top_z + 1.0, _WAIT_BINS + 1)
+    z_mid, z_mass = scale * 0.5 * (z_edges[:-1] + z_edges[1:]), np.diff(z_cdf)
+    edges = np.linspace(0.0, scale * top_z + 1.0, _WAIT_BINS + 1)
     # P(Z + Y <= v): Z's atom at 0 and bins, each convolved with Y's law.
     cdf = z_cdf[0] * residual_cdf(edges, servers, busy_share) + np.sum(
         z_mass[None, :]
@@ -398,7 +409,7 @@ def _past_capacity(queue: PriorityQueue, loads_above, class_loads) -> PriorityLa
         stable = bool(loads_above[k] + class_loads[k] < 1.0)
         p99_ms = math.inf
         if stable:
-            found = found_wait(c, (loads_above[k] + class_loads[k]) * c, 1.0)
+            found = found_wait(c, (loads_above[k] + class_loads[k]) * c, 1.0, saturated=True)
             p99_ms = (1.0 + _p99(found, loads_above[k] * c, c)) * queue.service_ms
         results.append(
             ClassLatency(
@@ -409,11 +420,11 @@ def _past_capacity(queue: PriorityQueue, loads_above, class_loads) -> PriorityLa
                 p99_ms=p99_ms,
                 is_stable=stable,
                 approximate_because=(
-                    "past total capacity every server is always busy, so with a fixed service "
-                    "time its phase never changes: the model takes the servers' phases as spread "
-                    "at random (what any jitter in service time does); a simulation whose phases "
-                    "froze bunched at the onset of overload gave p99s up to 19% higher on 8 or "
-                    "more servers, within 5% on 1 to 4"
+                    "past total capacity every server is always busy and, with a fixed "
+                    "service time, keeps its phase: the model takes the phases as spread at "
+                    "random (what any jitter in service time does), a simulation keeps them "
+                    "where the overload froze them; on 30 points (1-32 servers, 105-150% load) "
+                    "the two differed by -14% to +8%, 23 within 5%"
                     if stable
                     else None
                 ),
