@@ -150,7 +150,7 @@ def test_the_hpa_ramp_story_quotes_the_models_numbers():
     story = " ".join(m.value for m in app.markdown if m.value.startswith("Decisions:"))
     first = next(iter(run_timeline(inputs).decision_times_s))
     assert f"at {first:.0f} s" in story, f"the first decision's time is not in: {story}"
-    apart = inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start)
+    apart = inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start, 15.0)
     assert f"decisions come {apart:.0f} s apart" in story, f"ramp story: {story}"
     settled = replicas_at_target(inputs, 9000.0)
     assert f"settle at {settled} replicas" in story, f"settled fleet not the model's: {story}"
