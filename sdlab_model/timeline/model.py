@@ -204,7 +204,7 @@ def kernel_arguments(inputs: TimelineInputs) -> tuple:
         ints[_stepper.I_PERIOD] = _steps(scaler.hpa_sync_period_s, step)
         ints[_stepper.I_WINDOW] = _steps(scaler.hpa_metric_window_s, step)
         # metrics-server scrapes once a window from t = 0: a sync between scrapes reads the last.
-        ints[_stepper.I_SCRAPE_INTERVAL] = max(1, round(scaler.hpa_metric_window_s / step))
+        ints[_stepper.I_SCRAPE_INTERVAL] = ints[_stepper.I_WINDOW]
         ints[_stepper.I_STABILIZATION] = _steps(scaler.hpa_scale_down_stabilization_s, step)
         ints[_stepper.I_RATE_PERIOD] = _steps(HPA_SCALE_UP_PERIOD_S, step)
         ints[_stepper.I_SCALE_UP_PODS] = HPA_SCALE_UP_PODS
@@ -302,6 +302,30 @@ def hpa_metric_delay_s(cold_start: ColdStart, metric_window_s: float) -> float:
         cold_start.node_provision_s + HPA_CPU_INITIALIZATION_PERIOD_S - cold_start.cold_start_s
     )
     return min(metric_window_s, max(0.0, past_initialization))
+
+
+def hpa_scale_up_gaps_s(inputs: TimelineInputs) -> tuple[float, float]:
+    """Fewest and most seconds from an HPA decision to the first sync that counts the pods it
+    started, on the timeline's clocks (syncs every sync period, scrapes every metric window,
+    both from t = 0): while a backlog keeps every pod 100% busy, the seconds between the steps
+    of the HPA's ramp.
+
+    A pod decided at a sync ``d`` counts from ``d + cold start + hpa_metric_delay_s``; a sync
+    reads the newest scrape, so it is seen at the first sync at or after the first scrape at or
+    after that. Until then ``replica_calculator.go`` counts it at 0% on a scale-up and the
+    rebalanced ratio (``n / (target x new total)``) is inside the tolerance. The gap repeats
+    with the two clocks' common period: every sync of one such period is tried.
+    """
+    scaler, step = inputs.autoscaler, inputs.step_s
+    period = _steps(scaler.hpa_sync_period_s, step)
+    window = _steps(scaler.hpa_metric_window_s, step)
+    delay = hpa_metric_delay_s(inputs.cold_start, scaler.hpa_metric_window_s)
+    counted = _steps(inputs.cold_start.cold_start_s + delay, step)
+    gaps = []
+    for decided in range(period, period + math.lcm(period, window), period):
+        scrape = -(-(decided + counted) // window) * window
+        gaps.append(-(-scrape // period) * period - decided)
+    return min(gaps) * step, max(gaps) * step
 
 
 def kpa_panic_window_s(scaler: AutoscalerConfig) -> float:
