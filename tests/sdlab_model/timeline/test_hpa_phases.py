@@ -37,6 +37,7 @@ The enumeration, by hand (C = one replica's capacity; 10.5 C before t = 30 s, 31
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -50,6 +51,7 @@ from sdlab_model.timeline import (
     run_timeline,
 )
 from sdlab_model.timeline.hpa_phases import hpa_band, hpa_decisions, phase_grid_s
+from sdlab_model.timeline.model import hpa_scale_up_gaps_s
 from sdlab_model.workload import Workload
 
 PHASES = (0, 3, 6, 9, 12)
@@ -216,6 +218,17 @@ def test_the_best_case_at_a_30s_window_asks_for_the_most_replica_seconds():
     best = (band.best.sync_phase_s, band.best.scrape_phase_s)
     assert areas[best] == max(areas.values()), f"best {best}, areas {areas}"
     assert best != (0.0, 0.0), "at a 30 s window the aligned clocks are not the best case"
+
+
+def test_the_ramps_pace_is_when_a_sync_first_counts_the_pods_it_added():
+    """A pod decided at a sync d counts from d + 45 + W. At W = 15 every sync is a scrape: seen
+    at d + 60, the ladder's 60 s. At W = 30 from d = 15 the scrape at 90 (75 s), from d = 30 the
+    scrape at 120 (90 s): the by-hand ladder's 90 s gaps (60 -> 150 -> 240) are the second."""
+    assert hpa_scale_up_gaps_s(_inputs()) == (60.0, 60.0), "15 s window"
+    assert hpa_scale_up_gaps_s(_inputs(30.0)) == (75.0, 90.0), "30 s window"
+    by_hand = _enumerate(0, 0, window=30)
+    gaps = {b[0] - a[0] for a, b in itertools.pairwise(by_hand)}
+    assert gaps <= {75, 90}, f"the 30 s ladder's gaps {gaps} are not among the pace's"
 
 
 @pytest.mark.parametrize(("sync", "scrape"), [(15.0, 0.0), (0.0, -1.0), (0.0, 15.0)])
