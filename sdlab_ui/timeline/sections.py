@@ -265,7 +265,7 @@ def hpa_band_caption(inputs: TimelineInputs) -> str | None:
         f"Over {len(band.runs)} pairings of the HPA's {period:g} s sync with metrics-server's "
         f"scrapes every {window:g} s (its metric window), the first scale-up "
         f"comes at {first.low:.0f}–{first.high:.0f} s (most often {first.common:.0f} s), to "
-        f"{size.low:.0f}–{size.high:.0f} replicas"
+        f"{size.low:.0f}{f'–{size.high:.0f}' if size.high > size.low else ''} replicas"
     )
     if len(band.times_s) > 1:
         gaps = band.gaps_s

@@ -219,6 +219,9 @@ def test_the_hpa_metric_window_is_an_input_in_the_url_and_reaches_the_page():
     assert "scrapes at 30 s, 60 s, …" in caption, f"the aligned clocks: {caption}"
     first, best = band.times_s[0], band.best
     assert f"comes at {first.low:.0f}–{first.high:.0f} s" in caption, f"band: {caption}"
+    size = band.totals[0]
+    sizes = f"{size.low:.0f}" if size.low == size.high else f"{size.low:.0f}–{size.high:.0f}"
+    assert f"to {sizes} replicas;" in caption, f"one size is written once: {caption}"
     ladder = ", ".join(f"{n} at {t:.0f} s" for t, n in best.scale_ups(len(band.times_s)))
     marked = (
         f"best case is sync phase {best.sync_phase_s:g} s, scrape phase "
