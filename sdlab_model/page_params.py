@@ -185,6 +185,15 @@ TIMELINE_INPUTS: tuple[NumericInput, ...] = (
         unit="s",
     ),
     _knob(
+        "hpa_window_s",
+        "hpa_metric_window_s",
+        "HPA metric window (metrics-server)",
+        5.0,
+        "metrics-server's --metric-resolution: it scrapes every window and a pod's CPU is the "
+        "rate over the last one. 15 s in its released manifest; it refuses less than 10 s.",
+        unit="s",
+    ),
+    _knob(
         "kpa_concurrency",
         "kpa_container_concurrency",
         "KPA container concurrency (0 = slots × max batch)",

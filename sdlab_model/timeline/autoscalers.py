@@ -11,9 +11,12 @@ Four policies decide how many replicas the fleet should have (``AutoscalerConfig
   down, and grows by at most ``max(2 x current, current + 4)`` per 15 s (the default behavior).
   A pod's CPU metric is usable one metric window after it turns ready while it is within the
   CPU initialization period of its start (its StartTime, after node provisioning), and as soon
-  as it is ready after that (``model.hpa_metric_delay_s``). The timeline's HPA syncs and reads a
-  CPU window ending at 15 s, 30 s, ...; ``hpa_phases`` moves the sync and metrics-server's
-  scrapes off those instants and gives the band of decisions over the phases.
+  as it is ready after that (``model.hpa_metric_delay_s``). The metric window is
+  metrics-server's ``--metric-resolution`` (``hpa_metric_window_s``): it scrapes every window
+  and a pod's CPU is the rate between its last two scrapes. The timeline's HPA syncs at its
+  period and metrics-server scrapes at its window, both from t = 0 (at the defaults, a sync
+  reads the window ending at 15 s, 30 s, ...); ``hpa_phases`` moves the syncs and the scrapes
+  off those instants and gives the band of decisions over the phases.
 - ``kpa``: the Knative Pod Autoscaler on concurrency (requests in flight, queued included).
   Every 2 s it divides the mean concurrency of the last 60 s (stable) and of the last 6 s (panic)
   by the per-pod target (``containerConcurrency x 0.7``); panic starts when the panic count is at
@@ -35,8 +38,12 @@ Sources (read 2026-11-30):
   ``--horizontal-pod-autoscaler-sync-period=15s``, ``--horizontal-pod-autoscaler-tolerance=0.1``,
   ``--horizontal-pod-autoscaler-downscale-stabilization=5m0s``,
   ``--horizontal-pod-autoscaler-cpu-initialization-period=5m0s``,
-  https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/ ; metrics-server's
-  default ``--metric-resolution=15s`` (the CPU rate's window).
+  https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/ .
+- metrics-server (kubernetes-sigs/metrics-server, read 2026-12-02): ``--metric-resolution=15s``
+  in the released manifest (``manifests/base/deployment.yaml`` at 2efcd9fe23; the binary's own
+  default is 60 s), the interval between scrapes and so the CPU rate's window;
+  ``cmd/metrics-server/app/options/options.go`` ``Validate`` refuses less than 10 s
+  ("metric-resolution should be a time duration at least 10s").
 - Knative Serving: ``pkg/autoscaler/config/config.go`` ``defaultConfig`` (stable window 60 s,
   panic window 10% of it, panic threshold 200%, target utilization 0.7, max scale-up rate 1000,
   max scale-down rate 2), ``pkg/autoscaler/scaling/autoscaler.go`` ``Scale`` (the panic rules),
@@ -79,6 +86,8 @@ HPA_SCALE_UP_PERCENT = 100.0
 HPA_SCALE_UP_PERIOD_S = 15.0
 HPA_CPU_INITIALIZATION_PERIOD_S = 300.0
 HPA_METRIC_WINDOW_S = 15.0
+"""metrics-server's ``--metric-resolution`` in its released manifest (the default of
+``AutoscalerConfig.hpa_metric_window_s``)."""
 HPA_DEFAULT_TARGET_UTILIZATION = 0.7
 """The issue's (and a common) target; Kubernetes itself defaults to 80% when no metric is set."""
 
@@ -105,6 +114,7 @@ KNOB_RANGES: dict[str, tuple[float, float]] = {
     "hpa_sync_period_s": (1.0, 600.0),
     "hpa_tolerance": (0.0, 0.5),
     "hpa_scale_down_stabilization_s": (0.0, 3600.0),
+    "hpa_metric_window_s": (10.0, 120.0),
     "kpa_container_concurrency": (0.0, 10_000.0),
     "kpa_target_utilization": (0.01, 1.0),
     "kpa_stable_window_s": (6.0, 3600.0),
@@ -116,7 +126,9 @@ KNOB_RANGES: dict[str, tuple[float, float]] = {
     "ray_look_back_period_s": (1.0, 600.0),
 }
 """Allowed range of each numeric knob of ``AutoscalerConfig`` (validation and the page's
-inputs read it from here). The KPA's are Knative's own bounds: a stable window of 6 s to 1 h,
+inputs read it from here). The metric window's lower bound is metrics-server's own (at least
+10 s); its upper bound, 2 minutes (eight default windows), is the lab's, not metrics-server's.
+The KPA's are Knative's own bounds: a stable window of 6 s to 1 h,
 a panic window of 1-100% of it, a panic threshold of 110-1000% (``pkg/autoscaler/config``
 ``validate`` and ``autoscaling.PanicThresholdPercentageMin``/``Max``)."""
 
@@ -132,6 +144,9 @@ class AutoscalerConfig:
     hpa_sync_period_s: float = HPA_SYNC_PERIOD_S
     hpa_tolerance: float = HPA_TOLERANCE
     hpa_scale_down_stabilization_s: float = HPA_SCALE_DOWN_STABILIZATION_S
+    hpa_metric_window_s: float = HPA_METRIC_WINDOW_S
+    """metrics-server's ``--metric-resolution``: it scrapes every window, and a pod's CPU is the
+    rate over the window before its newest scrape."""
     kpa_container_concurrency: float = 0.0
     """Requests one pod takes at once (a hard limit); 0: the replica's slots x max batch."""
     kpa_target_utilization: float = KPA_TARGET_UTILIZATION

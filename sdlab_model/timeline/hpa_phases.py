@@ -1,13 +1,15 @@
 """The HPA's decisions as a band over its sync phase and metrics-server's scrape phase.
 
-The timeline's HPA syncs at 15 s, 30 s, ... and reads a CPU rate measured over the 15 s just
-before each sync: the best case, where the controller's clock and metrics-server's line up. In
-a cluster neither lines up with the traffic nor with each other:
+The timeline's HPA syncs every sync period and metrics-server scrapes every metric window, both
+from t = 0 (at the defaults, syncs at 15 s, 30 s, ... each read the CPU rate of the 15 s just
+before it): the controller's clock and metrics-server's line up. In a cluster neither lines up
+with the traffic nor with each other:
 
 - kube-controller-manager resyncs each HPA every ``--horizontal-pod-autoscaler-sync-period``
   (15 s, ``pkg/controller/podautoscaler/config/v1alpha1/defaults.go`` lines 40-42) from when it
   started: a phase ``p`` puts syncs at ``p, p + 15, ...``.
-- metrics-server scrapes every ``--metric-resolution`` (15 s) on its own clock, phase ``q``;
+- metrics-server scrapes every ``--metric-resolution`` (``hpa_metric_window_s``, 15 s by
+  default) on its own clock, phase ``q``;
   each pod's CPU metric is the rate over the window between its last two scrapes, stamped with
   the last (``Timestamp``, ``Window``). A sync reads the newest scrape at or before it: a rate
   up to one interval old.
@@ -17,20 +19,22 @@ a cluster neither lines up with the traffic nor with each other:
   turned ready (``model.hpa_metric_delay_s``), not from the first sync after that.
 
 ``hpa_decisions`` runs the model at one pair of phases (phases 0 and 0 are the timeline's own
-run); ``hpa_band`` runs a grid of them and gives each scale-up's time and size, and the gaps
-between scale-ups, as the fewest, the most common and the most.
+run); ``hpa_band`` runs a grid of them (five sync phases spread over the sync period, five
+scrape phases over the metric window: at most 25 runs whatever the window) and gives each
+scale-up's time and size, and the gaps between scale-ups, as the fewest, the most common and
+the most.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from sdlab_model.timeline.autoscalers import HPA_METRIC_WINDOW_S
 from sdlab_model.timeline.model import TimelineInputs, kernel_arguments
 
-PHASE_GRID_S: tuple[float, ...] = (0.0, 3.0, 6.0, 9.0, 12.0)
-"""Five phases spread over the 15 s period, for the sync and for the scrape: 25 pairs."""
+PHASES_PER_PERIOD = 5
+"""Phases spread over the sync period, and over the metric window: 25 pairs at most."""
 SCALE_UPS = 3
 """Scale-ups a band describes: the first three of a step response."""
 BAND_SPAN_S = 4 * 3600.0
@@ -95,7 +99,7 @@ def hpa_decisions(
     inputs: TimelineInputs, sync_phase_s: float, scrape_phase_s: float, arguments=None
 ) -> PhaseRun:
     """The HPA's decisions with syncs at ``sync_phase_s + k x period`` and metrics-server
-    scrapes at ``scrape_phase_s + j x 15 s`` (each phase in [0, its period), whole steps);
+    scrapes at ``scrape_phase_s + j x window`` (each phase in [0, its period), whole steps);
     ``arguments``: ``kernel_arguments(inputs)`` if already computed."""
     from sdlab_model.timeline import _stepper
 
@@ -104,7 +108,7 @@ def hpa_decisions(
         raise ValueError(f"phases apply to the HPA, not to {scaler.kind!r}")
     for name, phase, period in (
         ("sync_phase_s", sync_phase_s, scaler.hpa_sync_period_s),
-        ("scrape_phase_s", scrape_phase_s, HPA_METRIC_WINDOW_S),
+        ("scrape_phase_s", scrape_phase_s, scaler.hpa_metric_window_s),
     ):
         if not 0.0 <= phase < period:
             raise ValueError(f"{name}={phase!r} is outside [0, {period:g})")
@@ -113,25 +117,33 @@ def hpa_decisions(
     step = inputs.step_s
     ints[_stepper.I_SYNC_PHASE] = round(sync_phase_s / step)
     ints[_stepper.I_SCRAPE_PHASE] = round(scrape_phase_s / step)
-    ints[_stepper.I_SCRAPE_INTERVAL] = max(1, round(HPA_METRIC_WINDOW_S / step))
     decided = _stepper.run(*arguments[:7], ints, *arguments[8:])[-1]
     decisions = tuple((float(k * step), int(n)) for k, n in enumerate(decided) if n >= 0)
     return PhaseRun(float(sync_phase_s), float(scrape_phase_s), decisions)
 
 
+def phase_grid_s(period_s: float, step_s: float) -> tuple[float, ...]:
+    """``PHASES_PER_PERIOD`` phases spread over ``period_s``, each down to a whole step (the
+    kernel's clock) and each once: 0, 3, 6, 9, 12 s for 15 s at 1 s steps."""
+    spread = (period_s * i / PHASES_PER_PERIOD for i in range(PHASES_PER_PERIOD))
+    return tuple(sorted({math.floor(phase / step_s + 1e-9) * step_s for phase in spread}))
+
+
 def hpa_band(
     inputs: TimelineInputs,
     sync_phases_s: tuple[float, ...] | None = None,
-    scrape_phases_s: tuple[float, ...] = PHASE_GRID_S,
+    scrape_phases_s: tuple[float, ...] | None = None,
     scale_ups: int = SCALE_UPS,
 ) -> HpaBand:
-    """``hpa_decisions`` at every pair of phases (sync phases by default at fifths of the sync
-    period: ``PHASE_GRID_S`` for 15 s), summarized over the first ``scale_ups`` scale-ups that
+    """``hpa_decisions`` at every pair of phases (by default ``phase_grid_s`` of the sync
+    period and of the metric window), summarized over the first ``scale_ups`` scale-ups that
     every run reaches (none if some run never scales up), over the first ``BAND_SPAN_S`` of the
     timeline."""
+    scaler, step = inputs.autoscaler, inputs.step_s
     if sync_phases_s is None:
-        period = inputs.autoscaler.hpa_sync_period_s
-        sync_phases_s = tuple(period * i / len(PHASE_GRID_S) for i in range(len(PHASE_GRID_S)))
+        sync_phases_s = phase_grid_s(scaler.hpa_sync_period_s, step)
+    if scrape_phases_s is None:
+        scrape_phases_s = phase_grid_s(scaler.hpa_metric_window_s, step)
     if inputs.duration_s > BAND_SPAN_S:
         inputs = replace(inputs, duration_s=BAND_SPAN_S)
     arguments = kernel_arguments(inputs)

@@ -43,7 +43,6 @@ from sdlab_model.params import NUMERIC_BY_NAME
 from sdlab_model.queues import queueing
 from sdlab_model.timeline.autoscalers import (
     HPA_CPU_INITIALIZATION_PERIOD_S,
-    HPA_METRIC_WINDOW_S,
     HPA_SCALE_UP_PERIOD_S,
     HPA_SCALE_UP_PODS,
     KPA_MAX_SCALE_DOWN_RATE,
@@ -203,12 +202,16 @@ def kernel_arguments(inputs: TimelineInputs) -> tuple:
         floats[_stepper.P_TARGET] = scaler.hpa_target_utilization
         floats[_stepper.P_TOLERANCE] = scaler.hpa_tolerance
         ints[_stepper.I_PERIOD] = _steps(scaler.hpa_sync_period_s, step)
-        ints[_stepper.I_WINDOW] = _steps(HPA_METRIC_WINDOW_S, step)
+        ints[_stepper.I_WINDOW] = _steps(scaler.hpa_metric_window_s, step)
+        # metrics-server scrapes once a window from t = 0: a sync between scrapes reads the last.
+        ints[_stepper.I_SCRAPE_INTERVAL] = ints[_stepper.I_WINDOW]
         ints[_stepper.I_STABILIZATION] = _steps(scaler.hpa_scale_down_stabilization_s, step)
         ints[_stepper.I_RATE_PERIOD] = _steps(HPA_SCALE_UP_PERIOD_S, step)
         ints[_stepper.I_SCALE_UP_PODS] = HPA_SCALE_UP_PODS
         counted_steps = _steps(
-            inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start), step
+            inputs.cold_start.cold_start_s
+            + hpa_metric_delay_s(inputs.cold_start, scaler.hpa_metric_window_s),
+            step,
         )
     elif scaler.kind == "kpa":
         floats[_stepper.P_TARGET] = kpa_target_per_pod(inputs)
@@ -281,23 +284,48 @@ def replicas_at_target(inputs: TimelineInputs, rate_rps: float) -> int:
     return min(max(math.ceil(wanted - 1e-9), scaler.min_replicas), scaler.max_replicas)
 
 
-def hpa_metric_delay_s(cold_start: ColdStart) -> float:
+def hpa_metric_delay_s(cold_start: ColdStart, metric_window_s: float) -> float:
     """Seconds from a new pod turning ready to the HPA using its CPU metric.
 
     ``groupPods`` in ``replica_calculator.go``: while a pod is within the CPU initialization
-    period (5 min) of its ``StartTime``, its metric is ignored until one metric window (15 s)
-    has been collected since it turned ready; after that period, as soon as it is ready. A pod's
+    period (5 min) of its ``StartTime``, its metric is ignored until one metric window
+    (``metric_window_s``, metrics-server's ``--metric-resolution``, 15 s by default) has been
+    collected since it turned ready; after that period, as soon as it is ready. A pod's
     ``StartTime`` is set when the kubelet on its node accepts it, so on a new node the period
     starts after node provisioning, not at the decision; the model load runs inside it. So a
-    ready pod counts ``min(15, max(0, provisioning + 300 - cold start))`` s after it turned
-    ready: 15 s unless the model load alone takes more than ~5 minutes. (The 30 s
+    ready pod counts ``min(window, max(0, provisioning + 300 - cold start))`` s after it turned
+    ready: one window unless the model load alone takes more than ~5 minutes. (The 30 s
     ``delayOfInitialReadinessStatus`` applies only past the period, to a pod that is not ready
     and never was; such a pod is still starting here and counts as 0% on a scale-up anyway.)
     """
     past_initialization = (
         cold_start.node_provision_s + HPA_CPU_INITIALIZATION_PERIOD_S - cold_start.cold_start_s
     )
-    return min(HPA_METRIC_WINDOW_S, max(0.0, past_initialization))
+    return min(metric_window_s, max(0.0, past_initialization))
+
+
+def hpa_scale_up_gaps_s(inputs: TimelineInputs) -> tuple[float, float]:
+    """Fewest and most seconds from an HPA decision to the first sync that counts the pods it
+    started, on the timeline's clocks (syncs every sync period, scrapes every metric window,
+    both from t = 0): while a backlog keeps every pod 100% busy, the seconds between the steps
+    of the HPA's ramp.
+
+    A pod decided at a sync ``d`` counts from ``d + cold start + hpa_metric_delay_s``; a sync
+    reads the newest scrape, so it is seen at the first sync at or after the first scrape at or
+    after that. Until then ``replica_calculator.go`` counts it at 0% on a scale-up and the
+    rebalanced ratio (``n / (target x new total)``) is inside the tolerance. The gap repeats
+    with the two clocks' common period: every sync of one such period is tried.
+    """
+    scaler, step = inputs.autoscaler, inputs.step_s
+    period = _steps(scaler.hpa_sync_period_s, step)
+    window = _steps(scaler.hpa_metric_window_s, step)
+    delay = hpa_metric_delay_s(inputs.cold_start, scaler.hpa_metric_window_s)
+    counted = _steps(inputs.cold_start.cold_start_s + delay, step)
+    gaps = []
+    for decided in range(period, period + math.lcm(period, window), period):
+        scrape = -(-(decided + counted) // window) * window
+        gaps.append(-(-scrape // period) * period - decided)
+    return min(gaps) * step, max(gaps) * step
 
 
 def kpa_panic_window_s(scaler: AutoscalerConfig) -> float:

@@ -48,7 +48,7 @@ _WIDGET = "timeline.widget."
 UPLOAD_KEY = "timeline.upload"
 SCALER_KNOBS: dict[str, tuple[str, ...]] = {
     "none": (),
-    "hpa": ("hpa_target", "hpa_down_s"),
+    "hpa": ("hpa_target", "hpa_down_s", "hpa_window_s"),
     "kpa": ("kpa_concurrency", "kpa_target", "kpa_stable_s", "kpa_panic_pct", "kpa_panic_x"),
     "ray": ("ray_target", "ray_up_s", "ray_down_s"),
 }

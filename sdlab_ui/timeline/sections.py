@@ -20,11 +20,14 @@ from sdlab_model.timeline import (
 from sdlab_model.timeline.autoscalers import (
     AUTOSCALER_LABELS,
     HPA_CPU_INITIALIZATION_PERIOD_S,
-    HPA_METRIC_WINDOW_S,
     MAX_REPLICAS,
 )
 from sdlab_model.timeline.hpa_phases import HpaBand, hpa_band
-from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
+from sdlab_model.timeline.model import (
+    hpa_metric_delay_s,
+    hpa_scale_up_gaps_s,
+    replicas_at_target,
+)
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget, runs, worker
@@ -211,22 +214,29 @@ def ramp_story(result: TimelineResult) -> str:
     if inputs.autoscaler.kind != "hpa":
         return story
     scaler = inputs.autoscaler
-    delay = hpa_metric_delay_s(inputs.cold_start)
+    window = scaler.hpa_metric_window_s
+    delay = hpa_metric_delay_s(inputs.cold_start, window)
     peak = inputs.traffic.peak_rate_rps(inputs.duration_s)
     settled = replicas_at_target(inputs, peak)
+    low, high = hpa_scale_up_gaps_s(inputs)
+    apart = f"{low:.0f} s" if low == high else f"{low:.0f}–{high:.0f} s"
     if delay > 0:
         metric = (
             f"The HPA uses a new pod's CPU only {delay:.0f} s after it turns ready (in its "
             f"first {HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f} minutes a pod's metric counts "
-            f"once a whole {HPA_METRIC_WINDOW_S:.0f} s metric window follows its readiness; "
-            "until then it counts as 0% on a scale-up), so its decisions come "
-            f"{cold + delay:.0f} s apart, not every {cold:.0f} s."
+            f"once a whole {window:g} s metric window follows its readiness; "
+            "until then it counts as 0% on a scale-up)"
         )
     else:
         metric = (
             "The HPA uses a new pod's CPU as soon as it is ready (its model load outlasts the "
-            f"{HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f}-minute CPU initialization period)."
+            f"{HPA_CPU_INITIALIZATION_PERIOD_S / 60:.0f}-minute CPU initialization period)"
         )
+    metric += (
+        f", and then at the first sync after metrics-server's next scrape (every {window:g} s): "
+        f"it sees the pods it adds {apart} after deciding them, not {cold:.0f} s, and the steps "
+        "of its ramp come that far apart."
+    )
     return (
         f"{story} {metric} While a backlog is left every replica reports 100% busy, so each "
         f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
@@ -250,11 +260,12 @@ def hpa_band_caption(inputs: TimelineInputs) -> str | None:
     if not band.times_s:
         return None
     first, size = band.times_s[0], band.totals[0]
+    period, window = inputs.autoscaler.hpa_sync_period_s, inputs.autoscaler.hpa_metric_window_s
     text = (
-        f"Over {len(band.runs)} pairings of the HPA's {inputs.autoscaler.hpa_sync_period_s:g} s "
-        f"sync with metrics-server's {HPA_METRIC_WINDOW_S:g} s scrapes, the first scale-up "
+        f"Over {len(band.runs)} pairings of the HPA's {period:g} s sync with metrics-server's "
+        f"scrapes every {window:g} s (its metric window), the first scale-up "
         f"comes at {first.low:.0f}–{first.high:.0f} s (most often {first.common:.0f} s), to "
-        f"{size.low:.0f}–{size.high:.0f} replicas"
+        f"{size.low:.0f}{f'–{size.high:.0f}' if size.high > size.low else ''} replicas"
     )
     if len(band.times_s) > 1:
         gaps = band.gaps_s
@@ -263,13 +274,17 @@ def hpa_band_caption(inputs: TimelineInputs) -> str | None:
             f"{gaps.common:.0f} s"
         )
     best = band.best
-    shown = "the pairing with both at phase 0 (a sync and a scrape at 15 s, 30 s, …)"
+    shown = (
+        f"the pairing with both at phase 0 (syncs at {period:g} s, {2 * period:g} s, … and "
+        f"scrapes at {window:g} s, {2 * window:g} s, …)"
+    )
     if best.sync_phase_s == 0 and best.scrape_phase_s == 0:
         verdict = "the best case of them (it asks for the most replica-seconds)"
     else:
+        ladder = ", ".join(f"{n} at {t:.0f} s" for t, n in best.scale_ups(len(band.times_s)))
         verdict = (
             f"the best case is sync phase {best.sync_phase_s:g} s, scrape phase "
-            f"{best.scrape_phase_s:g} s (the most replica-seconds asked for)"
+            f"{best.scrape_phase_s:g} s (the most replica-seconds asked for): {ladder}"
         )
     return f"{text}. The decisions above are {shown}; {verdict}."
 

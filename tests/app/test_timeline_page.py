@@ -27,7 +27,7 @@ from sdlab_model.timeline import (
 from sdlab_model.timeline.autoscalers import CPU_NODE_PROVISION_S
 from sdlab_model.timeline.comparison import compare_with_fixed
 from sdlab_model.timeline.hpa_phases import hpa_band
-from sdlab_model.timeline.model import hpa_metric_delay_s, replicas_at_target
+from sdlab_model.timeline.model import replicas_at_target
 from sdlab_model.workload import Workload
 from sdlab_ui.state import plain_text
 from sdlab_ui.text import money
@@ -150,8 +150,9 @@ def test_the_hpa_ramp_story_quotes_the_models_numbers():
     story = " ".join(m.value for m in app.markdown if m.value.startswith("Decisions:"))
     first = next(iter(run_timeline(inputs).decision_times_s))
     assert f"at {first:.0f} s" in story, f"the first decision's time is not in: {story}"
-    apart = inputs.cold_start.cold_start_s + hpa_metric_delay_s(inputs.cold_start)
-    assert f"decisions come {apart:.0f} s apart" in story, f"ramp story: {story}"
+    ramp = np.diff(run_timeline(inputs).decision_times_s[:5])
+    assert set(ramp) == {60.0}, f"the model's ramp steps are {ramp}, not 60 s apart"
+    assert "it sees the pods it adds 60 s after deciding them, not 36 s" in story, story
     settled = replicas_at_target(inputs, 9000.0)
     assert f"settle at {settled} replicas" in story, f"settled fleet not the model's: {story}"
 
@@ -178,6 +179,71 @@ def test_bad_url_values_fall_back_with_a_notice():
     assert app.number_input(key="timeline.widget.step_s").value == 0.1, "clamped to the minimum"
     default = TIMELINE_CHOICE_BY_NAME["traffic"].default
     assert app.selectbox(key="timeline.widget.traffic").value == default, "kept the default"
+
+
+def _hpa_step_inputs(window_s: float) -> TimelineInputs:
+    """The page's 3x step on 4 unbatched replicas at 3,000 req/s, at a metric window."""
+    workload, _ = Workload.from_strings(
+        {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0"}
+    )
+    return TimelineInputs(
+        workload=workload,
+        traffic=TrafficShape(kind="step", base_rate_rps=3000, factor=3, at_s=60),
+        autoscaler=AutoscalerConfig(
+            kind="hpa", min_replicas=4, max_replicas=100, hpa_metric_window_s=window_s
+        ),
+        cold_start=ColdStart(CPU_NODE_PROVISION_S, 2.0, 2.0),
+        duration_s=600,
+    )
+
+
+def test_the_hpa_metric_window_is_an_input_in_the_url_and_reaches_the_page():
+    query = {"rate_rps": "3000", "replicas": "4", "dynamic_batching": "0", "tl.hpa_window_s": "30"}
+    app = open_app(query | STEP_3X, page=TIMELINE_PAGE)
+    assert_no_exception(app)
+    window = app.number_input(key="timeline.widget.hpa_window_s")
+    assert window.value == 30.0, f"the window shows {window.value}, not the URL's 30"
+    inputs = _hpa_step_inputs(30.0)
+    result = run_timeline(inputs)
+    story = " ".join(m.value for m in app.markdown if m.value.startswith("Decisions:"))
+    decisions = result.decisions[result.decisions >= 0]
+    for time_s, total in zip(result.decision_times_s[:3], decisions[:3], strict=True):
+        assert f"{total} at {time_s:.0f} s" in story, f"not the 30 s window's run: {story}"
+    # Syncs every 15 s, scrapes every 30 s; a pod counts 36 + 30 s after its decision: from a
+    # sync at 15 s the scrape at 90 s (75 s), from one at 30 s the scrape at 120 s (90 s).
+    assert "once a whole 30 s metric window" in story and "(every 30 s)" in story, story
+    assert "it sees the pods it adds 75–90 s after deciding them" in story, story
+    band = hpa_band(inputs)
+    caption = " ".join(c.value for c in app.caption if c.value.startswith("Over 25 pairings"))
+    assert "scrapes every 30 s (its metric window)" in caption, f"band: {caption}"
+    assert "scrapes at 30 s, 60 s, …" in caption, f"the aligned clocks: {caption}"
+    first, best = band.times_s[0], band.best
+    assert f"comes at {first.low:.0f}–{first.high:.0f} s" in caption, f"band: {caption}"
+    size = band.totals[0]
+    sizes = f"{size.low:.0f}" if size.low == size.high else f"{size.low:.0f}–{size.high:.0f}"
+    assert f"to {sizes} replicas;" in caption, f"one size is written once: {caption}"
+    ladder = ", ".join(f"{n} at {t:.0f} s" for t, n in best.scale_ups(len(band.times_s)))
+    marked = (
+        f"best case is sync phase {best.sync_phase_s:g} s, scrape phase "
+        f"{best.scrape_phase_s:g} s (the most replica-seconds asked for): {ladder}"
+    )
+    assert marked in caption, f"the best case is not marked: {caption}"
+    window.set_value(45.0).run()
+    assert_no_exception(app)
+    assert app.query_params.get("tl.hpa_window_s") == "45", f"URL {dict(app.query_params)}"
+    app.number_input(key="timeline.widget.hpa_window_s").set_value(15.0).run()
+    assert_no_exception(app)
+    assert "tl.hpa_window_s" not in app.query_params, "the default window stays out of the URL"
+
+
+def test_a_bad_hpa_metric_window_in_the_url_is_refused_with_a_notice():
+    for text, shown, says in (("5", 10.0, "outside the range; used 10"), ("soon", 15.0, "not a")):
+        app = open_app({"tl.hpa_window_s": text}, page=TIMELINE_PAGE)
+        assert_no_exception(app)
+        warnings = " ".join(w.value for w in app.warning)
+        assert "HPA metric window" in warnings and says in warnings, f"{text}: {warnings}"
+        value = app.number_input(key="timeline.widget.hpa_window_s").value
+        assert value == shown, f"a window of {text!r} in the URL shows {value}, not {shown}"
 
 
 def test_a_bad_trace_file_changes_nothing_and_a_good_one_runs():

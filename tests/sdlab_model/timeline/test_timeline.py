@@ -108,13 +108,17 @@ def test_hpa_counts_a_new_pods_cpu_one_metric_window_after_it_is_ready():
     # provisioned: a 150 s model load on a 180 s node is still inside it when the pod turns
     # ready (330 s after the decision), so the pod waits the 15 s window.
     inside = ColdStart(node_provision_s=180, model_size_gb=150, load_bandwidth_gbps=1)
-    assert hpa_metric_delay_s(inside) == 15.0, "a pod ready within its first 5 min waits 15 s"
+    assert hpa_metric_delay_s(inside, 15.0) == 15.0, "a pod ready within its first 5 min waits 15 s"
     # A 400 s load outlasts the period: the metric counts as soon as the pod is ready.
     outside = ColdStart(node_provision_s=35, model_size_gb=400, load_bandwidth_gbps=1)
-    assert hpa_metric_delay_s(outside) == 0.0, "past the period a ready pod counts at once"
+    assert hpa_metric_delay_s(outside, 15.0) == 0.0, "past the period a ready pod counts at once"
     # 290 s of load: the period ends 10 s after readiness, before the window would.
     edge = ColdStart(node_provision_s=35, model_size_gb=290, load_bandwidth_gbps=1)
-    assert hpa_metric_delay_s(edge) == pytest.approx(10.0), "the period's end comes first"
+    assert hpa_metric_delay_s(edge, 15.0) == pytest.approx(10.0), "the period's end comes first"
+    # The window is metrics-server's --metric-resolution: a 30 s one is waited in full inside
+    # the period, and cut short by the period's end at the edge just as a 15 s one.
+    assert hpa_metric_delay_s(inside, 30.0) == 30.0, "a 30 s window is waited in full"
+    assert hpa_metric_delay_s(edge, 30.0) == pytest.approx(10.0), "the period's end, not 30 s"
 
 
 def test_hpa_settles_where_the_formula_rests_without_a_backlog():
