@@ -1,0 +1,238 @@
+"""One queue with a limit and a deadline, analytically: what is rejected, timed out or late, the
+p99 of what is served, and the share served within a target.
+
+The queue: Poisson arrivals at ``attempt_rps`` (fresh requests and retries alike), ``c`` servers,
+a deterministic service time ``D``, FCFS; at most ``K`` waiting (more are rejected at once); a
+request waiting longer than the deadline ``T`` leaves unserved (timed out); one that starts in
+time but ends after ``T`` is served *late* (its client has gone).
+
+Two regimes:
+
+- Below capacity (``rho = lambda D / c < 1``, no batching): the infinite M/D/c queue's exact
+  waiting-time law (``queues.mdc.MdcWait``, Crommelin-Franx), truncated. With FCFS and a fixed
+  deadline a request whose wait would pass ``w_max = min(T, w_K)`` never gets service (``w_K =
+  (K + KAPPA) D / c``, the wait of the K-th place); the share lost is
+  ``(1 - rho) P(W > w_max) / (1 - rho P(W > w_max))`` and those served wait ``W | W <= w_max``.
+  Exact for M/M/c/K and for one server with a deadline (Baccelli, Boyer & Hebuterne 1984); for
+  M/D/c/K Tijms' truncation heuristic. ``K -> inf`` and ``T -> inf`` give the M/D/c model itself.
+- At or past capacity, or batched: no infinite queue to truncate. Whitt's diffusion scaling of
+  the G/GI/c/K queue: the M/M/c/K' birth-death with ``K' = 2K / (1 + cs^2)`` scaled places, each
+  worth ``D (1 + cs^2) / (2c)`` of waiting (deterministic service, ``cs^2 = 0``: twice as many
+  places, each half a departure gap). The state an arrival sees (PASTA) gives its fate; a wait
+  is spread evenly over its place.
+
+A queue with neither limit nor deadline at or past capacity has no steady state: unstable (∞).
+
+Approximations: as above (``approximate_because`` says which applies). Batched slots are seen as
+``c x b`` servers of a ``b``-request batch's time, ``b`` the batch that keeps the slots
+``BATCH_UTILIZATION`` busy at this rate (``typical_batch``; full batches past capacity).
+
+Sources: Gross, Shortle, Thompson & Harris, *Fundamentals of Queueing Theory* (4th ed., 2008)
+§2.5 (M/M/c/K) and §5.1.9 (M/G/1/K from M/G/1); Tijms, *A First Course in Stochastic Models*
+(2003) §9.4 (M/D/c) and §9.5 (finite-buffer heuristics); F. Baccelli, P. Boyer, G. Hebuterne,
+"Single-server queues with impatient customers", Adv. Appl. Prob. 16 (1984) 887-905; W. Whitt,
+"A diffusion approximation for the G/GI/n/m queue", Oper. Res. 52 (2004) 922-941.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from sdlab_model.overload.policy import OverloadPolicy, Station
+from sdlab_model.queues.mdc import MdcWait
+
+KAPPA = 0.5
+"""The K-th waiting place waits ``(K + KAPPA) D / c``: half a departure gap past K gaps. Set on
+the tuning grid (``overload.validation.TUNING_GRID``)."""
+SERVED_QUANTILE = 0.99
+BATCH_UTILIZATION = 0.8
+"""Batched slots: the batch a slot takes is the smallest that keeps them this busy. Set on the
+tuning grid."""
+MAX_PLACES = 400_000
+"""Most scaled waiting places the birth-death solves (a long deadline on many servers)."""
+
+
+@dataclass(frozen=True)
+class Shedding:
+    """One queue's fate of an attempt at ``attempt_rps``: shares of attempts, the served p99.
+
+    ``good_share``: attempts served (not late) within the target. ``served_p99_ms`` is the p99
+    of every served attempt's response, late ones included; ``inf`` where nothing settles.
+    """
+
+    attempt_rps: float
+    utilization: float
+    rejected_share: float
+    timed_out_share: float
+    late_share: float
+    good_share: float
+    served_p99_ms: float
+    is_stable: bool
+    approximate_because: str | None
+
+    @property
+    def failed_share(self) -> float:
+        """Attempts the client sees fail: rejected, timed out or late (and so retried)."""
+        return self.rejected_share + self.timed_out_share + self.late_share
+
+    @property
+    def served_share(self) -> float:
+        return 1.0 - self.rejected_share - self.timed_out_share
+
+
+def _unstable(rate: float, rho: float) -> Shedding:
+    return Shedding(rate, rho, 0.0, 0.0, 0.0, 0.0, math.inf, False, None)
+
+
+def shed(
+    station: Station,
+    attempt_rps: float,
+    policy: OverloadPolicy,
+    target_ms: float,
+    scv: float = 0.0,
+) -> Shedding:
+    """The fate of an attempt arriving at one of ``station``'s queues at ``attempt_rps`` in all.
+
+    ``scv``: the service time's squared coefficient of variation (0 deterministic, as the Lab's
+    model; 1 exponential, where the birth-death is M/M/c/K itself).
+    """
+    rate = attempt_rps / station.queues / 1000.0  # per ms, per queue
+    batch = typical_batch(station, attempt_rps)
+    c, d = station.servers * batch, station.batch_time_ms(batch)
+    a = rate * d
+    rho = a / c
+    limit, deadline = policy.queue_limit, policy.deadline_ms
+    if limit is None and deadline is None and rho >= 1.0:
+        return _unstable(attempt_rps, rho)
+    if rho < 1.0 and batch == 1 and scv == 0.0:
+        result = _truncated_mdc(attempt_rps, c, d, a, policy, target_ms)
+    else:
+        result = _scaled_birth_death(attempt_rps, c, d, a, policy, target_ms, scv)
+    if station.batched:
+        why = f"batched slots seen as {c} servers of a {batch}-request batch's time"
+        reason = result.approximate_because
+        return replace(result, approximate_because=why if reason is None else f"{reason}; {why}")
+    return result
+
+
+def typical_batch(station: Station, attempt_rps: float) -> int:
+    """The batch a slot takes at ``attempt_rps``: the smallest that keeps the slots' utilization
+    at most ``BATCH_UTILIZATION`` (batches grow with load; full past capacity).
+
+    With ``D(b) = s (f + (1 - f) b)`` the slots serve ``c b / D(b)``; asking for
+    ``rate / BATCH_UTILIZATION`` gives ``b = rate s f / (U c - rate s (1 - f))``."""
+    if not station.batched:
+        return 1
+    rate = attempt_rps / station.queues / 1000.0
+    one, full = station.batch_service_ms[1], station.batch_service_ms[station.max_batch]
+    per_request = (full - one) / (station.max_batch - 1)
+    fixed = one - per_request
+    room = BATCH_UTILIZATION * station.servers - rate * per_request
+    if room <= 0.0:
+        return station.max_batch
+    return int(min(station.max_batch, max(1, math.ceil(rate * fixed / room))))
+
+
+def _max_wait(c: int, d: float, policy: OverloadPolicy) -> tuple[float, bool]:
+    """The longest wait that still gets service (ms), and whether the queue limit sets it."""
+    by_limit = math.inf if policy.queue_limit is None else (policy.queue_limit + KAPPA) * d / c
+    by_deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
+    return min(by_limit, by_deadline), by_limit <= by_deadline
+
+
+def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
+    """Below capacity: the exact M/D/c wait, truncated at the longest wait served."""
+    mdc = MdcWait.solve(c, a)
+    rho = a / c
+    w_max, by_limit = _max_wait(c, d, policy)
+    kept = 1.0 if math.isinf(w_max) else mdc.wait_cdf(w_max / d)
+    tail = 1.0 - kept
+    lost = (1.0 - rho) * tail / (1.0 - rho * tail)
+    deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
+    late = 0.0
+    if math.isfinite(deadline) and deadline - d < w_max:
+        late = (kept - mdc.wait_cdf((deadline - d) / d)) / kept
+    in_time = min(w_max, min(deadline, target_ms) - d)
+    good = mdc.wait_cdf(in_time / d) / kept if in_time >= 0 else 0.0
+    p99 = d * (1.0 + mdc.wait_quantile(SERVED_QUANTILE * kept))
+    served = 1.0 - lost
+    shedding = policy.sheds and lost > 0.0
+    why = "Tijms' truncation of the exact M/D/c wait (a heuristic for c > 1)" if shedding else None
+    if not mdc.is_exact:
+        why = "M/D/c state space cut short near saturation"
+    return Shedding(
+        attempt_rps=rate_rps,
+        utilization=rho * served,
+        rejected_share=lost if by_limit else 0.0,
+        timed_out_share=0.0 if by_limit else lost,
+        late_share=late * served,
+        good_share=good * served,
+        served_p99_ms=p99,
+        is_stable=True,
+        approximate_because=why,
+    )
+
+
+def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
+    """At or past capacity (or batched): Whitt's scaled M/M/c/K' birth-death."""
+    rho = a / c
+    place_ms = d * (1.0 + scv) / (2.0 * c)
+    w_max, by_limit = _max_wait(c, d, policy)
+    places = MAX_PLACES if math.isinf(w_max) else min(MAX_PLACES, max(0, round(w_max / place_ms)))
+    busy = np.arange(c + 1, dtype=float)
+    log_busy = busy * math.log(a) - np.array([math.lgamma(n + 1.0) for n in busy])
+    log_wait = log_busy[-1] + np.arange(1, places + 1) * math.log(rho)
+    log_p = np.concatenate((log_busy, log_wait))
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    lost = float(p[-1])
+    # Arrivals that see all c busy and j places taken wait U[j, j + 1) places.
+    waiting = p[c:-1] if places > 0 else np.empty(0)
+    served = 1.0 - lost
+    deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
+    idle = float(p[:c].sum())
+    late = _mass_above(waiting, place_ms, deadline - d) if math.isfinite(deadline) else 0.0
+    in_time = min(deadline, target_ms) - d
+    good = (idle if in_time >= 0 else 0.0) + _mass_below(waiting, place_ms, in_time)
+    p99 = d + float(_served_quantile(idle, waiting, place_ms, SERVED_QUANTILE))
+    why = "Whitt's diffusion scaling of M/D/c/K to M/M/c/K' (G/GI/n/m)"
+    return Shedding(
+        attempt_rps=rate_rps,
+        utilization=min(1.0, rho * served),
+        rejected_share=lost if by_limit else 0.0,
+        timed_out_share=0.0 if by_limit else lost,
+        late_share=late,
+        good_share=good,
+        served_p99_ms=p99,
+        is_stable=True,
+        approximate_because=why,
+    )
+
+
+def _mass_below(waiting: np.ndarray, place_ms: float, x_ms: float) -> float:
+    """Probability an arrival waits in a place and less than ``x_ms`` (waits spread evenly)."""
+    if x_ms <= 0 or waiting.size == 0:
+        return 0.0
+    share = np.clip(x_ms / place_ms - np.arange(waiting.size), 0.0, 1.0)
+    return float(np.dot(waiting, share))
+
+
+def _mass_above(waiting: np.ndarray, place_ms: float, x_ms: float) -> float:
+    return float(waiting.sum()) - _mass_below(waiting, place_ms, x_ms)
+
+
+def _served_quantile(idle: float, waiting: np.ndarray, place_ms: float, q: float) -> float:
+    """The ``q`` quantile (ms) of a served arrival's wait: 0 with ``idle``, else spread."""
+    total = idle + float(waiting.sum())
+    needed = q * total
+    if needed <= idle or waiting.size == 0:
+        return 0.0
+    cumulative = idle + np.cumsum(waiting)
+    j = int(np.searchsorted(cumulative, needed))
+    j = min(j, waiting.size - 1)
+    before = cumulative[j] - waiting[j]
+    inside = (needed - before) / waiting[j] if waiting[j] > 0 else 1.0
+    return (j + inside) * place_ms
