@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from sdlab_model.overload.policy import OverloadPolicy, Station
 from sdlab_model.overload.retries import client_failure_share, retry_fixed_point
+from sdlab_model.overload.shedding import Shedding
 from sdlab_model.workload import Workload
+
+FLAG_LOAD_BAND = (0.85, 1.15)
+"""Attempt loads (multiples of capacity) where an approximate result is flagged."""
+RETRY_FLAG_BELOW = 1.5
+"""Below this attempt load (x capacity) retries of failed attempts are flagged."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class OverloadResult:
     is_stable: bool
     storm_attempt_rps: float | None
     approximate_because: str | None
+    flagged_because: str | None
+    """Why this point may be off the simulation by more than the tolerance (``flag_reason``)."""
 
     @property
     def offered_multiple(self) -> float:
@@ -77,4 +85,35 @@ def overload(
         is_stable=queue.is_stable,
         storm_attempt_rps=point.storm_attempt_rps,
         approximate_because=queue.approximate_because,
+        flagged_because=flag_reason(
+            station, policy, point.attempt_rps / station.capacity_rps, queue
+        ),
     )
+
+
+def flag_reason(
+    station: Station, policy: OverloadPolicy, attempt_multiple: float, queue: Shedding
+) -> str | None:
+    """Why the analytic numbers may miss the simulation's by more than the tolerance, or None.
+
+    The rules were set on the tuning grid (``validation.TUNING_GRID``), where these were the
+    points beyond it: attempts within ``FLAG_LOAD_BAND`` of capacity (the truncation and the
+    scaled birth-death meet there, and both are weakest); retries while attempts fail below
+    ``RETRY_FLAG_BELOW`` x capacity (retries come in bursts after the congestion that failed
+    them, not as Poisson arrivals); a queue limit no longer than the server count below capacity
+    (Tijms' heuristic is weakest for short queues); batching below capacity (a request waits for
+    a slot to free, which ``c x b`` servers do not see).
+    """
+    if queue.approximate_because is None:
+        return None
+    low, high = FLAG_LOAD_BAND
+    if low <= attempt_multiple <= high:
+        return f"attempts at {attempt_multiple:.2f}x capacity, near it ({low:g}-{high:g}x)"
+    below = attempt_multiple < 1.0
+    if policy.max_retries and queue.failed_share > 1e-3 and attempt_multiple < RETRY_FLAG_BELOW:
+        return "retries arrive in bursts after congestion, not as the Poisson stream modelled"
+    if below and policy.queue_limit is not None and policy.queue_limit <= station.servers:
+        return "a queue limit no longer than the server count, where the truncation is weakest"
+    if below and station.batched:
+        return "batched below capacity: the wait for a slot to free is not modelled"
+    return None

@@ -11,15 +11,16 @@ Two regimes:
 - Below capacity (``rho = lambda D / c < 1``, no batching): the infinite M/D/c queue's exact
   waiting-time law (``queues.mdc.MdcWait``, Crommelin-Franx), truncated. With FCFS and a fixed
   deadline a request whose wait would pass ``w_max = min(T, w_K)`` never gets service (``w_K =
-  (K + KAPPA) D / c``, the wait of the K-th place); the share lost is
+  (K + KAPPA) D / c``, the wait of the K-th place: K departure gaps); the share lost is
   ``(1 - rho) P(W > w_max) / (1 - rho P(W > w_max))`` and those served wait ``W | W <= w_max``.
   Exact for M/M/c/K and for one server with a deadline (Baccelli, Boyer & Hebuterne 1984); for
   M/D/c/K Tijms' truncation heuristic. ``K -> inf`` and ``T -> inf`` give the M/D/c model itself.
 - At or past capacity, or batched: no infinite queue to truncate. Whitt's diffusion scaling of
   the G/GI/c/K queue: the M/M/c/K' birth-death with ``K' = 2K / (1 + cs^2)`` scaled places, each
   worth ``D (1 + cs^2) / (2c)`` of waiting (deterministic service, ``cs^2 = 0``: twice as many
-  places, each half a departure gap). The state an arrival sees (PASTA) gives its fate; a wait
-  is spread evenly over its place.
+  places, each half a departure gap). The state an arrival sees (PASTA) gives its fate; its wait
+  is the departure it waits for, from servers with independent uniform residuals
+  (``DepartureWait``).
 
 A queue with neither limit nor deadline at or past capacity has no steady state: unstable (∞).
 
@@ -44,9 +45,9 @@ import numpy as np
 from sdlab_model.overload.policy import OverloadPolicy, Station
 from sdlab_model.queues.mdc import MdcWait
 
-KAPPA = 0.5
-"""The K-th waiting place waits ``(K + KAPPA) D / c``: half a departure gap past K gaps. Set on
-the tuning grid (``overload.validation.TUNING_GRID``)."""
+KAPPA = 0.0
+"""The K-th waiting place waits ``(K + KAPPA) D / c``; 0 (K departure gaps) fitted the full
+queue best on the tuning grid (``overload.validation.TUNING_GRID``)."""
 SERVED_QUANTILE = 0.99
 BATCH_UTILIZATION = 0.8
 """Batched slots: the batch a slot takes is the smallest that keeps them this busy. Set on the
@@ -177,9 +178,11 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
 
 
 def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
-    """At or past capacity (or batched): Whitt's scaled M/M/c/K' birth-death."""
+    """At or past capacity (or batched): Whitt's scaled M/M/c/K' birth-death, and the wait of
+    an arrival with ``j`` ahead as the ``j``-th departure from ``c`` busy servers."""
     rho = a / c
-    place_ms = d * (1.0 + scv) / (2.0 * c)
+    scale = 2.0 / (1.0 + scv)
+    place_ms = d / (scale * c)
     w_max, by_limit = _max_wait(c, d, policy)
     places = MAX_PLACES if math.isinf(w_max) else min(MAX_PLACES, max(0, round(w_max / place_ms)))
     busy = np.arange(c + 1, dtype=float)
@@ -189,50 +192,108 @@ def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
     lost = float(p[-1])
-    # Arrivals that see all c busy and j places taken wait U[j, j + 1) places.
-    waiting = p[c:-1] if places > 0 else np.empty(0)
-    served = 1.0 - lost
     deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
-    idle = float(p[:c].sum())
-    late = _mass_above(waiting, place_ms, deadline - d) if math.isfinite(deadline) else 0.0
-    in_time = min(deadline, target_ms) - d
-    good = (idle if in_time >= 0 else 0.0) + _mass_below(waiting, place_ms, in_time)
-    p99 = d + float(_served_quantile(idle, waiting, place_ms, SERVED_QUANTILE))
-    why = "Whitt's diffusion scaling of M/D/c/K to M/M/c/K' (G/GI/n/m)"
+    law = DepartureWait(c, d, float(p[:c].sum()), p[c:-1], np.arange(places) // scale, deadline)
+    late = law.served - law.mass_within(deadline - d) if math.isfinite(deadline) else 0.0
+    good = law.mass_within(min(deadline, target_ms) - d)
     return Shedding(
         attempt_rps=rate_rps,
-        utilization=min(1.0, rho * served),
+        utilization=min(1.0, rho * (1.0 - lost)),
         rejected_share=lost if by_limit else 0.0,
         timed_out_share=0.0 if by_limit else lost,
         late_share=late,
         good_share=good,
-        served_p99_ms=p99,
+        served_p99_ms=d + law.quantile(SERVED_QUANTILE),
         is_stable=True,
-        approximate_because=why,
+        approximate_because="Whitt's diffusion scaling of M/D/c/K to M/M/c/K' (G/GI/n/m)",
     )
 
 
-def _mass_below(waiting: np.ndarray, place_ms: float, x_ms: float) -> float:
-    """Probability an arrival waits in a place and less than ``x_ms`` (waits spread evenly)."""
-    if x_ms <= 0 or waiting.size == 0:
-        return 0.0
-    share = np.clip(x_ms / place_ms - np.arange(waiting.size), 0.0, 1.0)
-    return float(np.dot(waiting, share))
+@dataclass(frozen=True, eq=False)
+class DepartureWait:
+    """The wait of an accepted arrival: 0 with probability ``idle``; with ``ahead[i]`` requests
+    waiting ahead (probability ``waiting[i]``), the ``ahead + 1``-th departure from ``c`` busy
+    servers of service ``d``, whose residual times are taken as independent uniforms on
+    ``[0, d)``: ``floor(ahead / c) d + d U_(k:c)``, ``k = ahead mod c + 1``, the ``k``-th of ``c``
+    uniforms (``P(U_(k:c) <= y) = P(Binomial(c, y) >= k)``).
+
+    Approximations: deterministic servers that never idle keep their phases, so independent
+    uniform residuals describe a fresh overload, not one long one.
+
+    Sources: David & Nagaraja, *Order Statistics* (3rd ed., 2003) §2.2 (uniform order
+    statistics and the binomial).
+    """
+
+    servers: int
+    service_ms: float
+    idle: float
+    waiting: np.ndarray
+    ahead: np.ndarray
+    deadline_ms: float = math.inf
+    """Served waits end by this: the departure law is conditioned on it (the birth-death's
+    places already hold the share that times out)."""
+
+    @property
+    def served(self) -> float:
+        """``P(accepted)``."""
+        return self.idle + float(self.waiting.sum())
+
+    def mass_within(self, x_ms: float) -> float:
+        """``P(accepted and wait <= x_ms)``."""
+        if x_ms < 0.0:
+            return 0.0
+        if x_ms >= self.deadline_ms:
+            return self.served
+        queued = self._queued_within(x_ms)
+        if math.isfinite(self.deadline_ms):
+            cap = self._queued_within(self.deadline_ms)
+            queued *= float(self.waiting.sum()) / cap if cap > 0.0 else 1.0
+        return self.idle + queued
+
+    def _queued_within(self, x_ms: float) -> float:
+        """``P(queued and the departure law's wait <= x_ms)``, unconditioned."""
+        if math.isinf(x_ms):
+            return float(self.waiting.sum())
+        c, d = self.servers, self.service_ms
+        rounds = math.floor(x_ms / d)
+        fraction = x_ms / d - rounds
+        done = self.ahead // c
+        below = float(self.waiting[done < rounds].sum())
+        now = done == rounds
+        if not now.any():
+            return below
+        k = (self.ahead[now] % c + 1).astype(np.int64)
+        return below + float(np.dot(self.waiting[now], _binomial_at_least(c, fraction)[k]))
+
+    def quantile(self, q: float) -> float:
+        """The ``q`` quantile (ms) of an accepted arrival's wait, by bisection."""
+        needed = q * self.served
+        if needed <= self.idle or self.waiting.size == 0:
+            return 0.0
+        low = 0.0
+        high = min(
+            self.deadline_ms, (float(self.ahead.max()) // self.servers + 1.0) * self.service_ms
+        )
+        for _ in range(60):
+            middle = 0.5 * (low + high)
+            if self.mass_within(middle) >= needed:
+                high = middle
+            else:
+                low = middle
+            if high - low <= 1e-9 * high:
+                break
+        return high
 
 
-def _mass_above(waiting: np.ndarray, place_ms: float, x_ms: float) -> float:
-    return float(waiting.sum()) - _mass_below(waiting, place_ms, x_ms)
-
-
-def _served_quantile(idle: float, waiting: np.ndarray, place_ms: float, q: float) -> float:
-    """The ``q`` quantile (ms) of a served arrival's wait: 0 with ``idle``, else spread."""
-    total = idle + float(waiting.sum())
-    needed = q * total
-    if needed <= idle or waiting.size == 0:
-        return 0.0
-    cumulative = idle + np.cumsum(waiting)
-    j = int(np.searchsorted(cumulative, needed))
-    j = min(j, waiting.size - 1)
-    before = cumulative[j] - waiting[j]
-    inside = (needed - before) / waiting[j] if waiting[j] > 0 else 1.0
-    return (j + inside) * place_ms
+def _binomial_at_least(n: int, y: float) -> np.ndarray:
+    """``P(Binomial(n, y) >= k)`` for ``k = 0 .. n`` (index ``k``)."""
+    if y <= 0.0:
+        return np.concatenate(([1.0], np.zeros(n)))
+    if y >= 1.0:
+        return np.ones(n + 1)
+    k = np.arange(n + 1, dtype=float)
+    log_choose = math.lgamma(n + 1.0) - np.array(
+        [math.lgamma(i + 1.0) + math.lgamma(n - i + 1.0) for i in k]
+    )
+    pmf = np.exp(log_choose + k * math.log(y) + (n - k) * math.log1p(-y))
+    return np.minimum(np.cumsum(pmf[::-1])[::-1], 1.0)
