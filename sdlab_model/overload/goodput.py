@@ -48,19 +48,24 @@ def default_policy(workload: Workload) -> OverloadPolicy:
 
 
 def variants(workload: Workload, policy: OverloadPolicy) -> dict[str, OverloadPolicy]:
-    """The five variants, each with ``policy``'s numbers (defaults where it has none)."""
+    """The five variants. The limit and deadline variants take ``policy``'s numbers (defaults
+    where it has none); the retry variants retry on ``policy``'s own shedding (the defaults'
+    limit and deadline only where it sheds nothing), so a deadline without a limit shows its
+    storm."""
     base = default_policy(workload)
     limit = base.queue_limit if policy.queue_limit is None else policy.queue_limit
     deadline = base.deadline_ms if policy.deadline_ms is None else policy.deadline_ms
     retries = policy.max_retries or base.max_retries
     budget = base.retry_budget if policy.retry_budget is None else policy.retry_budget
     shed = OverloadPolicy(queue_limit=limit, deadline_ms=deadline, backoff_ms=policy.backoff_ms)
+    own = replace(policy, max_retries=retries, retry_budget=None) if policy.sheds else None
+    retrying = own or replace(shed, max_retries=retries)
     return {
         "no shedding": OverloadPolicy(backoff_ms=policy.backoff_ms),
         "queue limit": replace(shed, deadline_ms=None),
         "queue limit + deadline": shed,
-        "retries, no budget": replace(shed, max_retries=retries),
-        "retries, budget": replace(shed, max_retries=retries, retry_budget=budget),
+        "retries, no budget": retrying,
+        "retries, budget": replace(retrying, retry_budget=budget),
     }
 
 
