@@ -149,15 +149,15 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
     mdc = MdcWait.solve(c, a)
     rho = a / c
     w_max, by_limit = _max_wait(c, d, policy)
-    kept = 1.0 if math.isinf(w_max) else mdc.wait_cdf(w_max / d)
+    kept = _wait_cdf(mdc, w_max / d)
     tail = 1.0 - kept
     lost = (1.0 - rho) * tail / (1.0 - rho * tail)
     deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
     late = 0.0
     if math.isfinite(deadline) and deadline - d < w_max:
-        late = (kept - mdc.wait_cdf((deadline - d) / d)) / kept
+        late = (kept - _wait_cdf(mdc, (deadline - d) / d)) / kept
     in_time = min(w_max, min(deadline, target_ms) - d)
-    good = mdc.wait_cdf(in_time / d) / kept if in_time >= 0 else 0.0
+    good = _wait_cdf(mdc, in_time / d) / kept if in_time >= 0 else 0.0
     p99 = d * (1.0 + mdc.wait_quantile(SERVED_QUANTILE * kept))
     served = 1.0 - lost
     shedding = policy.sheds and lost > 0.0
@@ -175,6 +175,16 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
         is_stable=True,
         approximate_because=why,
     )
+
+
+def _wait_cdf(mdc: MdcWait, x: float) -> float:
+    """``mdc.wait_cdf(x)``, 1 where every solved state and all but ``e^-800`` of the Poisson
+    arrivals before it have started (the sum would otherwise run over terms up to ``x c``)."""
+    a = mdc.offered_load
+    reach = mdc.queue_pmf.size + a + 40.0 * math.sqrt(a) + 40.0
+    if x >= reach / mdc.servers + 1.0:
+        return 1.0
+    return mdc.wait_cdf(x)
 
 
 def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
