@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from sdlab_model.overload.policy import OverloadPolicy, Station
 from sdlab_model.overload.shedding import Shedding, shed
 
-SCAN_POINTS = 48
-BISECTION_STEPS = 50
+SCAN_POINTS = 32
+BISECTION_STEPS = 40
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,12 @@ def retry_fixed_point(
 ) -> RetryFixedPoint:
     """The attempt rate ``lambda = fresh + retries(lambda)`` and the queue at that rate."""
     queue_at: Callable[[float], Shedding] = lambda rate: shed(station, rate, policy, target_ms)  # noqa: E731
-    first = queue_at(fresh_rps)
     if policy.max_retries == 0 or not policy.sheds or fresh_rps <= 0.0:
-        return RetryFixedPoint(fresh_rps, fresh_rps, 0.0, first, None)
+        return RetryFixedPoint(fresh_rps, fresh_rps, 0.0, queue_at(fresh_rps), None)
 
     def excess(rate: float) -> float:
-        return fresh_rps + wanted_retries(fresh_rps, queue_at(rate).failed_share, policy) - rate
+        failed = shed(station, rate, policy, target_ms, with_p99=False).failed_share
+        return fresh_rps + wanted_retries(fresh_rps, failed, policy) - rate
 
     top = fresh_rps + wanted_retries(fresh_rps, 1.0, policy)
     rates = [fresh_rps + (top - fresh_rps) * k / SCAN_POINTS for k in range(SCAN_POINTS + 1)]
@@ -99,7 +99,7 @@ def _bisect(function: Callable[[float], float], low: float, high: float) -> floa
             low = middle
         else:
             high = middle
-        if high - low <= 1e-9 * high:
+        if high - low <= 1e-7 * high:
             break
     return 0.5 * (low + high)
 

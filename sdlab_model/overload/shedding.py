@@ -37,13 +37,14 @@ Sources: Gross, Shortle, Thompson & Harris, *Fundamentals of Queueing Theory* (4
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sdlab_model.overload.policy import OverloadPolicy, Station
-from sdlab_model.queues.mdc import MdcWait
+from sdlab_model.queues.mdc import MdcWait, log_factorial
 
 KAPPA = 0.0
 """The K-th waiting place waits ``(K + KAPPA) D / c``; 0 (K departure gaps) fitted the full
@@ -94,11 +95,13 @@ def shed(
     policy: OverloadPolicy,
     target_ms: float,
     scv: float = 0.0,
+    with_p99: bool = True,
 ) -> Shedding:
     """The fate of an attempt arriving at one of ``station``'s queues at ``attempt_rps`` in all.
 
     ``scv``: the service time's squared coefficient of variation (0 deterministic, as the Lab's
-    model; 1 exponential, where the birth-death is M/M/c/K itself).
+    model; 1 exponential, where the birth-death is M/M/c/K itself). ``with_p99=False`` skips the
+    served p99 (``nan``): a fixed point's scan needs only the shares.
     """
     rate = attempt_rps / station.queues / 1000.0  # per ms, per queue
     batch = typical_batch(station, attempt_rps)
@@ -109,9 +112,9 @@ def shed(
     if limit is None and deadline is None and rho >= 1.0:
         return _unstable(attempt_rps, rho)
     if rho < 1.0 and batch == 1 and scv == 0.0:
-        result = _truncated_mdc(attempt_rps, c, d, a, policy, target_ms)
+        result = _truncated_mdc(attempt_rps, c, d, a, policy, target_ms, with_p99)
     else:
-        result = _scaled_birth_death(attempt_rps, c, d, a, policy, target_ms, scv)
+        result = _scaled_birth_death(attempt_rps, c, d, a, policy, target_ms, scv, with_p99)
     if station.batched:
         why = f"batched slots seen as {c} servers of a {batch}-request batch's time"
         reason = result.approximate_because
@@ -144,7 +147,7 @@ def _max_wait(c: int, d: float, policy: OverloadPolicy) -> tuple[float, bool]:
     return min(by_limit, by_deadline), by_limit <= by_deadline
 
 
-def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
+def _truncated_mdc(rate_rps, c, d, a, policy, target_ms, with_p99) -> Shedding:
     """Below capacity: the exact M/D/c wait, truncated at the longest wait served."""
     mdc = MdcWait.solve(c, a)
     rho = a / c
@@ -158,7 +161,7 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms) -> Shedding:
         late = (kept - _wait_cdf(mdc, (deadline - d) / d)) / kept
     in_time = min(w_max, min(deadline, target_ms) - d)
     good = _wait_cdf(mdc, in_time / d) / kept if in_time >= 0 else 0.0
-    p99 = d * (1.0 + mdc.wait_quantile(SERVED_QUANTILE * kept))
+    p99 = d * (1.0 + mdc.wait_quantile(SERVED_QUANTILE * kept)) if with_p99 else math.nan
     served = 1.0 - lost
     shedding = policy.sheds and lost > 0.0
     why = "Tijms' truncation of the exact M/D/c wait (a heuristic for c > 1)" if shedding else None
@@ -187,7 +190,7 @@ def _wait_cdf(mdc: MdcWait, x: float) -> float:
     return mdc.wait_cdf(x)
 
 
-def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
+def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv, with_p99) -> Shedding:
     """At or past capacity (or batched): Whitt's scaled M/M/c/K' birth-death, and the wait of
     an arrival with ``j`` ahead as the ``j``-th departure from ``c`` busy servers."""
     rho = a / c
@@ -195,8 +198,10 @@ def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
     place_ms = d / (scale * c)
     w_max, by_limit = _max_wait(c, d, policy)
     places = MAX_PLACES if math.isinf(w_max) else min(MAX_PLACES, max(0, round(w_max / place_ms)))
+    if rho < 1.0:  # places past rho^n < 1e-16 hold nothing a double can see
+        places = min(places, math.ceil(math.log(1e-16) / math.log(rho)) if rho > 0 else 1)
     busy = np.arange(c + 1, dtype=float)
-    log_busy = busy * math.log(a) - np.array([math.lgamma(n + 1.0) for n in busy])
+    log_busy = busy * math.log(a) - log_factorial(busy)
     log_wait = log_busy[-1] + np.arange(1, places + 1) * math.log(rho)
     log_p = np.concatenate((log_busy, log_wait))
     p = np.exp(log_p - log_p.max())
@@ -213,7 +218,7 @@ def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv) -> Shedding:
         timed_out_share=0.0 if by_limit else lost,
         late_share=late,
         good_share=good,
-        served_p99_ms=d + law.quantile(SERVED_QUANTILE),
+        served_p99_ms=d + law.quantile(SERVED_QUANTILE) if with_p99 else math.nan,
         is_stable=True,
         approximate_because="Whitt's diffusion scaling of M/D/c/K to M/M/c/K' (G/GI/n/m)",
     )
@@ -290,9 +295,16 @@ class DepartureWait:
                 high = middle
             else:
                 low = middle
-            if high - low <= 1e-9 * high:
+            if high - low <= 1e-7 * high:
                 break
         return high
+
+
+@functools.lru_cache(maxsize=64)
+def _log_choose(n: int) -> np.ndarray:
+    """``ln C(n, k)`` for ``k = 0 .. n``."""
+    table = log_factorial(np.arange(n + 1))
+    return table[-1] - table - table[::-1]
 
 
 def _binomial_at_least(n: int, y: float) -> np.ndarray:
@@ -302,8 +314,6 @@ def _binomial_at_least(n: int, y: float) -> np.ndarray:
     if y >= 1.0:
         return np.ones(n + 1)
     k = np.arange(n + 1, dtype=float)
-    log_choose = math.lgamma(n + 1.0) - np.array(
-        [math.lgamma(i + 1.0) + math.lgamma(n - i + 1.0) for i in k]
-    )
-    pmf = np.exp(log_choose + k * math.log(y) + (n - k) * math.log1p(-y))
+    pmf = np.exp(_log_choose(n) + k * math.log(y) + (n - k) * math.log1p(-y))
+
     return np.minimum(np.cumsum(pmf[::-1])[::-1], 1.0)
