@@ -18,7 +18,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdlab_model import Workload
-from sdlab_model.overload import OverloadPolicy, goodput_curve, simulate_overload
+from sdlab_model.overload import (
+    OverloadPolicy,
+    goodput_curve,
+    simulate_burst,
+    simulate_overload,
+)
 from sdlab_model.overload.goodput import VARIANTS
 
 
@@ -80,11 +85,39 @@ def main() -> None:
         if r.storm_attempt_rps
     ]
     print(f"\nSecond (storm) fixed points: {len(storms)}.")
+    burst(workload, curve)
     for multiple, storm in storms:
         print(
             f"- fresh {multiple:g}x: attempts can also settle at {storm:,.0f} req/s "
             f"({storm / curve.capacity_rps:.2f}x capacity) once a burst has pushed them there"
         )
+
+
+def burst(workload: Workload, curve) -> None:
+    """A brief overload simulated per variant: does each come back after it?"""
+    print(
+        f"\nA brief overload, simulated (one replica, seed {BURST_SEED}): fresh load "
+        f"{BURST['base_multiple']:g}x capacity, {BURST['burst_multiple']:g}x for "
+        f"{BURST['burst_s']:g} s from t = {BURST['before_s']:g} s, then "
+        f"{BURST['base_multiple']:g}x again for {BURST['after_s']:g} s.\n"
+    )
+    print("| variant | attempts x capacity, 2 s windows | attempts from +4 s | goodput from +4 s |")
+    print("|---|---|---|---|")
+    for name in VARIANTS:
+        run = simulate_burst(workload, curve.policies[name], seed=BURST_SEED, **BURST)
+        attempts, goodput = run.after_burst(4.0)
+        series = " ".join(f"{a:.2f}" for a in run.attempts)
+        print(f"| {name} | {series} | {attempts:.2f} | {goodput:.2f} |")
+
+
+BURST = {
+    "base_multiple": 0.75,
+    "burst_multiple": 2.0,
+    "burst_s": 2.0,
+    "before_s": 10.0,
+    "after_s": 20.0,
+}
+BURST_SEED = 1
 
 
 if __name__ == "__main__":

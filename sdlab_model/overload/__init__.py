@@ -14,6 +14,7 @@ one replica's queue of the Lab's design, analytically and by simulation.
 - ``analytic``: ``overload``, the entry point: the design under a policy at a fresh rate.
 - ``goodput``: ``goodput_curve``, goodput against offered load for the five variants.
 - ``simulate``: ``simulate_overload``, the seeded event-driven check (numba, loaded lazily).
+- ``storm``: ``simulate_burst``, a brief overload simulated: does the system come back?
 - ``validation``: ``check_overload``, analytic against simulation on a tuning and a test grid.
 """
 
@@ -23,8 +24,10 @@ from sdlab_model.overload.policy import OverloadPolicy, Station
 from sdlab_model.overload.retries import RetryFixedPoint, retry_fixed_point
 from sdlab_model.overload.shedding import Shedding, shed
 from sdlab_model.overload.simulate import OverloadSim, simulate_overload
+from sdlab_model.overload.storm import BurstRun, simulate_burst
 
 __all__ = [
+    "BurstRun",
     "GoodputCurve",
     "OverloadPolicy",
     "OverloadResult",
@@ -37,5 +40,6 @@ __all__ = [
     "overload",
     "retry_fixed_point",
     "shed",
+    "simulate_burst",
     "simulate_overload",
 ]

@@ -75,21 +75,27 @@ class OverloadSim:
 
 
 def _run(station, policy, rate_per_queue_ms, fresh_count, seed):
-    """One run of ``fresh_count`` fresh requests; the kernel's arrays, trimmed."""
-    from sdlab_model.overload import _overload_kernel  # numba: only when a simulation runs
-
+    """One run of ``fresh_count`` Poisson fresh requests; the kernel's arrays, trimmed."""
     gaps_stream, backoff_stream = np.random.SeedSequence(seed).spawn(2)
     gaps = np.random.default_rng(gaps_stream).exponential(1.0 / rate_per_queue_ms, fresh_count)
-    fresh = np.cumsum(gaps)
+    return run_attempts(station, policy, np.cumsum(gaps), np.random.default_rng(backoff_stream))
+
+
+def run_attempts(station: Station, policy: OverloadPolicy, fresh_ms: np.ndarray, backoff_rng):
+    """Every attempt that the sorted ``fresh_ms`` and their retries make at one queue: arrival
+    times, ``Outcome`` codes, responses (ms) and the last fresh arrival (ms)."""
+    from sdlab_model.overload import _overload_kernel  # numba: only when a simulation runs
+
+    fresh_count = fresh_ms.size
     capacity = fresh_count * (policy.max_retries + 1)
-    backoff = np.random.default_rng(backoff_stream).exponential(
+    backoff = backoff_rng.exponential(
         max(policy.backoff_ms, 1e-9), fresh_count * policy.max_retries
     )
     times = np.array([station.batch_time_ms(max(b, 1)) for b in range(station.max_batch + 1)])
     arrival, response = np.zeros(capacity), np.zeros(capacity)
     outcome, tries = np.zeros(capacity, dtype=np.int8), np.zeros(capacity, dtype=np.int64)
     count = _overload_kernel.run_overload(
-        fresh,
+        fresh_ms,
         backoff if backoff.size else np.zeros(1),
         station.servers,
         station.max_batch,
@@ -104,7 +110,7 @@ def _run(station, policy, rate_per_queue_ms, fresh_count, seed):
         response,
         tries,
     )
-    return arrival[:count], outcome[:count], response[:count], float(fresh[-1])
+    return arrival[:count], outcome[:count], response[:count], float(fresh_ms[-1])
 
 
 def _per_batch(arrival, outcome, response, start, end, good_ms, queues):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdlab_model.overload import OverloadPolicy, overload, simulate_overload
+from sdlab_model.overload import OverloadPolicy, overload, simulate_burst, simulate_overload
 from sdlab_model.workload import Workload
 
 DESIGN = Workload(
@@ -60,3 +60,17 @@ def test_budget_caps_the_simulated_retries():
     policy = OverloadPolicy(queue_limit=8, max_retries=3, retry_budget=0.2)
     sim = simulate_overload(DESIGN, policy, 3 * CAPACITY, seed=2, max_attempts=300_000)
     assert sim.attempt_rps / sim.fresh_rps == pytest.approx(1.2, abs=0.01), sim.attempt_rps
+
+
+def test_a_brief_burst_leaves_a_lasting_storm_without_a_budget_and_none_with_one():
+    """Retrying on a deadline without a limit: after a 2 s burst at 2x, the attempts stay at
+    (1 + 3) x the fresh 0.75x and goodput at zero; a 20% budget comes back to 0.75x."""
+    storm = OverloadPolicy(deadline_ms=30.0, max_retries=3)
+    stuck = simulate_burst(DESIGN, storm, before_s=4.0, after_s=10.0, seed=1)
+    attempts, goodput = stuck.after_burst(4.0)
+    assert attempts == pytest.approx(3.0, rel=0.05) and goodput < 0.01, (attempts, goodput)
+    budgeted = OverloadPolicy(deadline_ms=30.0, max_retries=3, retry_budget=0.2)
+    back = simulate_burst(DESIGN, budgeted, before_s=4.0, after_s=10.0, seed=1)
+    attempts, goodput = back.after_burst(4.0)
+    assert attempts == pytest.approx(0.75, rel=0.05), f"the budget did not recover: {attempts}"
+    assert goodput == pytest.approx(0.75, rel=0.05), f"goodput did not recover: {goodput}"
