@@ -85,12 +85,12 @@ def main() -> None:
         if r.storm_attempt_rps
     ]
     print(f"\nSecond (storm) fixed points: {len(storms)}.")
-    burst(workload, curve)
     for multiple, storm in storms:
         print(
             f"- fresh {multiple:g}x: attempts can also settle at {storm:,.0f} req/s "
             f"({storm / curve.capacity_rps:.2f}x capacity) once a burst has pushed them there"
         )
+    burst(workload, curve)
 
 
 def burst(workload: Workload, curve) -> None:
