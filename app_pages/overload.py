@@ -19,6 +19,7 @@ policy, problem = fields.build_policy(values)
 if policy is None:
     st.info(problem, icon=":material/info:")
 else:
+    sections.deadline_check(workload, policy)
     sections.headline(sections.cached_result(workload, policy))
     curve = sections.cached_curve(workload, policy)
     sections.chart(curve, workload.rate_rps)

@@ -12,7 +12,13 @@ from dataclasses import astuple
 import pandas as pd
 import streamlit as st
 
-from sdlab_model.overload import GoodputCurve, OverloadPolicy, OverloadResult, goodput_curve
+from sdlab_model.overload import (
+    GoodputCurve,
+    OverloadPolicy,
+    OverloadResult,
+    Station,
+    goodput_curve,
+)
 from sdlab_model.overload import overload as overload_at
 from sdlab_model.overload.goodput import VARIANTS
 from sdlab_model.workload import Workload
@@ -77,6 +83,18 @@ def headline(result: OverloadResult) -> None:
     notes = [n for n in (result.approximate_because, result.flagged_because) if n]
     if notes:
         st.caption("Approximate: " + "; ".join(notes) + ".")
+
+
+def deadline_check(workload: Workload, policy: OverloadPolicy) -> None:
+    """Say so where the deadline leaves no time to serve: every answer would be late."""
+    service_ms = Station.of(workload).service_ms
+    if policy.deadline_ms is not None and policy.deadline_ms < service_ms:
+        st.warning(
+            f"The deadline ({ms_text(policy.deadline_ms)}) is shorter than one request's "
+            f"service ({ms_text(service_ms)}): every answer ends after it, so nothing counts "
+            "as goodput. Set it above the service time, or to 0 for none.",
+            icon=":material/warning:",
+        )
 
 
 def chart(curve: GoodputCurve, current_rps: float) -> None:

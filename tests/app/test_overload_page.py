@@ -106,3 +106,9 @@ def test_past_capacity_without_shedding_says_unstable():
     app = _open({"rate_rps": "20000"})
     assert _metrics(app)["Served p99"] == "unstable (∞)", _metrics(app)
     assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
+
+
+def test_a_deadline_shorter_than_the_service_says_why_and_the_page_still_draws():
+    app = _open({"overload.deadline_ms": "5", "rate_rps": "12000"})
+    assert any("shorter than one request's service" in w.value for w in app.warning), "no word"
+    assert _metrics(app)["Goodput"] == "0 req/s", _metrics(app)
