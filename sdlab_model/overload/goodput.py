@@ -77,6 +77,14 @@ class GoodputCurve:
     multiples: tuple[float, ...]
     policies: dict[str, OverloadPolicy]
     results: dict[str, tuple[OverloadResult, ...]]
+    full_batch_ms: float
+    """A slot's time for a full batch: what a request takes past capacity, before any wait."""
+    target_ms: float
+
+    @property
+    def target_unreachable_past_capacity(self) -> bool:
+        """Full batches alone take longer than the target: past capacity nothing is on time."""
+        return self.full_batch_ms > self.target_ms
 
     def goodput_rps(self, variant: str) -> tuple[float, ...]:
         return tuple(r.goodput_rps for r in self.results[variant])
@@ -90,9 +98,17 @@ def goodput_curve(
     """Each variant's ``overload`` at every multiple of capacity, and the chosen ``policy``'s
     own as ``"current"``."""
     policies = {**variants(workload, policy), "current": policy}
-    capacity = Station.of(workload).capacity_rps
+    station = Station.of(workload)
+    capacity = station.capacity_rps
     results = {
         name: tuple(overload(workload, p, fresh_rps=m * capacity) for m in multiples)
         for name, p in policies.items()
     }
-    return GoodputCurve(capacity, tuple(multiples), policies, results)
+    return GoodputCurve(
+        capacity,
+        tuple(multiples),
+        policies,
+        results,
+        station.effective_service_ms,
+        workload.p99_target_ms,
+    )

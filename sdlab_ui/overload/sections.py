@@ -98,7 +98,15 @@ def deadline_check(workload: Workload, policy: OverloadPolicy) -> None:
 
 
 def chart(curve: GoodputCurve, current_rps: float) -> None:
+    """The goodput chart, and why it is flat at zero past capacity where it is."""
     st.plotly_chart(goodput_figure(curve, current_rps), key=CHART_KEY)
+    if curve.target_unreachable_past_capacity:
+        st.caption(
+            f"Past capacity every slot runs full batches, and a full batch takes "
+            f"{ms_text(curve.full_batch_ms)}, over the p99 target of {ms_text(curve.target_ms)}: "
+            "nothing is on time there, whatever is shed. A smaller maximum batch size (sidebar) "
+            "trades capacity for a batch that fits the target."
+        )
 
 
 def table(curve: GoodputCurve) -> None:

@@ -112,3 +112,11 @@ def test_a_deadline_shorter_than_the_service_says_why_and_the_page_still_draws()
     app = _open({"overload.deadline_ms": "5", "rate_rps": "12000"})
     assert any("shorter than one request's service" in w.value for w in app.warning), "no word"
     assert _metrics(app)["Goodput"] == "0 req/s", _metrics(app)
+
+
+def test_full_batches_over_the_target_say_why_goodput_is_zero_past_capacity():
+    app = _open()  # the Lab's default: batches of 32 take 123 ms against a 100 ms target
+    captions = " ".join(c.value for c in app.caption)
+    assert "a full batch takes 123 ms, over the p99 target of 100 ms" in captions, captions
+    unbatched = _open({"dynamic_batching": "false"})
+    assert "full batch" not in " ".join(c.value for c in unbatched.caption), "said unbatched"
