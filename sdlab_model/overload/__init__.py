@@ -25,7 +25,7 @@ from sdlab_model.overload.retries import RetryFixedPoint, retry_fixed_point
 from sdlab_model.overload.shedding import Shedding, shed
 from sdlab_model.overload.simulate import OverloadSim, simulate_overload
 from sdlab_model.overload.storm import BurstRun, simulate_burst
-from sdlab_model.overload.validation import CheckRow, check_overload
+from sdlab_model.overload.validation import CheckRow, check_design, check_overload
 
 __all__ = [
     "BurstRun",
@@ -37,6 +37,7 @@ __all__ = [
     "RetryFixedPoint",
     "Shedding",
     "Station",
+    "check_design",
     "check_overload",
     "default_policy",
     "goodput_curve",

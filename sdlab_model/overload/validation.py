@@ -142,10 +142,13 @@ def _shed(values) -> float:
     return values.rejected_share + values.timed_out_share
 
 
-def check_point(point: GridPoint, seed: int = 0) -> CheckRow:
+def check_point(point: GridPoint, seed: int = 0, max_attempts: int | None = None) -> CheckRow:
     """``overload`` and ``simulate_overload`` at ``point``, and their relative errors."""
     analytic = overload(point.workload, point.policy, point.fresh_rps)
-    simulated = simulate_overload(point.workload, point.policy, point.fresh_rps, seed=seed)
+    budget = {} if max_attempts is None else {"max_attempts": max_attempts}
+    simulated = simulate_overload(
+        point.workload, point.policy, point.fresh_rps, seed=seed, **budget
+    )
     sim_shed = simulated["rejected_share"].estimate + simulated["timed_out_share"].estimate
     errors = {
         "shed_share": abs(_shed(analytic) - sim_shed) / max(sim_shed, SHARE_FLOOR),
@@ -162,6 +165,19 @@ def _relative(model: float, simulated: float) -> float:
     if not (math.isfinite(model) and math.isfinite(simulated)):
         return 0.0 if model == simulated else math.inf
     return abs(model - simulated) / abs(simulated) if simulated else abs(model)
+
+
+PAGE_MAX_ATTEMPTS = 400_000
+"""The Overload page's check: a fraction of a second of simulation."""
+
+
+def check_design(
+    workload: Workload, policy: OverloadPolicy, seed: int = 0, max_attempts: int = PAGE_MAX_ATTEMPTS
+) -> CheckRow:
+    """The design at its own rate under ``policy``, analytic against simulated."""
+    multiple = workload.rate_rps / Station.of(workload).capacity_rps
+    point = GridPoint("this design", workload, policy, multiple)
+    return check_point(point, seed, max_attempts)
 
 
 def check_overload(grid: tuple[GridPoint, ...], seed: int = 0) -> tuple[CheckRow, ...]:

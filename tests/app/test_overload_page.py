@@ -9,10 +9,11 @@ import json
 import pytest
 from apptest_helpers import assert_no_exception, open_app
 
-from sdlab_model.overload import OverloadPolicy, goodput_curve, overload
+from sdlab_model.overload import OverloadPolicy, check_design, goodput_curve, overload
 from sdlab_model.overload.goodput import VARIANTS
 from sdlab_model.page_params import OVERLOAD_INPUTS
 from sdlab_model.workload import Workload
+from sdlab_ui.overload import checks
 from sdlab_ui.overload.controls import WIDGET
 from sdlab_ui.overload.fields import build_policy, default_values
 from sdlab_ui.overload.sections import CHART_KEY, share_text
@@ -120,3 +121,24 @@ def test_full_batches_over_the_target_say_why_goodput_is_zero_past_capacity():
     assert "a full batch takes 123 ms, over the p99 target of 100 ms" in captions, captions
     unbatched = _open({"dynamic_batching": "false"})
     assert "full batch" not in " ".join(c.value for c in unbatched.caption), "said unbatched"
+
+
+def test_the_simulation_check_shows_check_designs_comparison():
+    query = {"overload.queue_limit": "40", "dynamic_batching": "false", "rate_rps": "2400"}
+    app = _open(query)
+    before = len(app.table)  # the goodput table
+    app.button(key=checks.SIMULATE_KEY).click().run()
+    assert_no_exception(app)
+    assert len(app.table) == before + 1, "no comparison after the button"
+    workload = Workload(dynamic_batching=False, rate_rps=2400.0)
+    row = check_design(workload, OverloadPolicy(queue_limit=40), seed=checks.SIMULATION_SEED)
+    table = app.table[-1].value
+    assert list(table["Analytic"]) == [
+        share_text(row.analytic.rejected_share + row.analytic.timed_out_share),
+        ms_text(row.analytic.served_p99_ms),
+        rate_text(row.analytic.goodput_rps),
+    ], "not check_design's analytic numbers"
+    assert table["Simulated"].iloc[1] == ms_text(row.simulated["served_p99_ms"].estimate)
+    assert list(table["Error"]) == [f"{e:.1%}" for e in row.errors.values()], "not its errors"
+    said = " ".join(m.value for m in app.markdown)
+    assert "Within" in said or "Beyond" in said, f"no verdict: {said}"
