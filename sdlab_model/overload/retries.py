@@ -71,7 +71,10 @@ def retry_fixed_point(
     station: Station, fresh_rps: float, policy: OverloadPolicy, target_ms: float
 ) -> RetryFixedPoint:
     """The attempt rate ``lambda = fresh + retries(lambda)`` and the queue at that rate."""
-    queue_at: Callable[[float], Shedding] = lambda rate: shed(station, rate, policy, target_ms)  # noqa: E731
+
+    def queue_at(rate: float) -> Shedding:
+        return shed(station, rate, policy, target_ms)
+
     if policy.max_retries == 0 or not policy.sheds or fresh_rps <= 0.0:
         return RetryFixedPoint(fresh_rps, fresh_rps, 0.0, queue_at(fresh_rps), None)
 
