@@ -9,8 +9,8 @@
 The knobs are the servers' own:
 
 - ``queue_limit``: requests that may wait (not counting those in service) before the next is
-  rejected at once: Triton's ``dynamic_batching.default_queue_policy.max_queue_size`` with
-  ``timeout_action`` REJECT, Envoy's circuit breaker ``max_pending_requests``. ``None``: no limit.
+  rejected at once: Triton's ``dynamic_batching.default_queue_policy.max_queue_size`` (0 there
+  means no limit), Envoy's circuit breaker ``max_pending_requests``. ``None``: no limit.
 - ``deadline_ms``: a request still waiting this long after it arrived leaves the queue unserved
   (Triton's ``default_timeout_microseconds`` with ``timeout_action`` REJECT). The client waits
   as long (gRPC's deadline, propagated): an answer that starts in time but ends after it is
@@ -45,7 +45,7 @@ RETRY_BUDGET_DEPTH = 3.0
 """Tokens the retry bucket holds: Envoy's default ``min_retry_concurrency`` (3), read as the
 retries a quiet client may always send in a burst."""
 DEFAULT_BACKOFF_MS = 25.0
-"""gRPC's and Envoy's first backoff is 25 ms (``base_interval``); here the mean of every backoff."""
+"""Envoy's default retry backoff ``base_interval`` is 25 ms; here the mean of every backoff."""
 
 POLICY_RANGES: dict[str, tuple[float, float]] = {
     "queue_limit": (0, 100_000),
