@@ -53,8 +53,12 @@ SERVED_QUANTILE = 0.99
 BATCH_UTILIZATION = 0.8
 """Batched slots: the batch a slot takes is the smallest that keeps them this busy. Set on the
 tuning grid."""
-MAX_PLACES = 400_000
-"""Most scaled waiting places the birth-death solves (a long deadline on many servers)."""
+MAX_PLACES = 4_000_000
+"""Most scaled waiting places the birth-death holds (a limit or deadline long past any wait)."""
+MAX_BLOCKS = 4_000
+"""Beyond this many places, all but the top half of them are summed into blocks, each waiting as
+its middle place (``_blocks``): far below the limit the wait they share is a few departures
+against thousands, and the top, where the mass piles past capacity, stays place by place."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,30 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms, with_p99) -> Shedding:
     )
 
 
+def _blocks(places: int) -> tuple[np.ndarray, np.ndarray]:
+    """First place and size of each block: the top ``MAX_BLOCKS / 2`` places one by one (past
+    capacity the mass piles there, against the limit or the deadline), the rest summed into at
+    most ``MAX_BLOCKS / 2`` blocks."""
+    fine = min(places, MAX_BLOCKS // 2)
+    coarse = places - fine
+    step = max(1, math.ceil(coarse / (MAX_BLOCKS // 2)))
+    starts = np.concatenate((np.arange(0, coarse, step), np.arange(coarse, places))).astype(float)
+    counts = np.minimum(
+        np.where(starts < coarse, step, 1), np.where(starts < coarse, coarse, places) - starts
+    )
+    return starts, counts.astype(float)
+
+
+def _log_geometric_sum(counts: np.ndarray, ratio: float) -> np.ndarray:
+    """``ln(1 + r + ... + r^(n-1))`` for each ``n`` of ``counts``, without overflow."""
+    if abs(ratio - 1.0) < 1e-12:
+        return np.log(counts)
+    log_ratio = math.log(ratio)
+    if ratio < 1.0:
+        return np.log1p(-np.exp(counts * log_ratio)) - math.log1p(-ratio)
+    return counts * log_ratio + np.log1p(-np.exp(-counts * log_ratio)) - math.log(ratio - 1.0)
+
+
 def _wait_cdf(mdc: MdcWait, x: float) -> float:
     """``mdc.wait_cdf(x)``, 1 where every solved state and all but ``e^-800`` of the Poisson
     arrivals before it have started (the sum would otherwise run over terms up to ``x c``)."""
@@ -202,13 +230,17 @@ def _scaled_birth_death(rate_rps, c, d, a, policy, target_ms, scv, with_p99) -> 
         places = min(places, math.ceil(math.log(1e-16) / math.log(rho)) if rho > 0 else 1)
     busy = np.arange(c + 1, dtype=float)
     log_busy = busy * math.log(a) - log_factorial(busy)
-    log_wait = log_busy[-1] + np.arange(1, places + 1) * math.log(rho)
-    log_p = np.concatenate((log_busy, log_wait))
+    # all c busy and j = 0 .. places - 1 places taken (accepted), in blocks; then full (lost)
+    starts, counts = _blocks(places)
+    log_blocks = log_busy[-1] + starts * math.log(rho) + _log_geometric_sum(counts, rho)
+    log_full = log_busy[-1] + places * math.log(rho)
+    log_p = np.concatenate((log_busy[:-1], log_blocks, [log_full]))
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
     lost = float(p[-1])
     deadline = math.inf if policy.deadline_ms is None else policy.deadline_ms
-    law = DepartureWait(c, d, float(p[:c].sum()), p[c:-1], np.arange(places) // scale, deadline)
+    ahead = np.floor((starts + 0.5 * (counts - 1.0)) / scale)
+    law = DepartureWait(c, d, float(p[:c].sum()), p[c:-1], ahead, deadline)
     late = law.served - law.mass_within(deadline - d) if math.isfinite(deadline) else 0.0
     good = law.mass_within(min(deadline, target_ms) - d)
     return Shedding(

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sdlab_model.overload import OverloadPolicy, Station, overload, shed
+from sdlab_model.overload import OverloadPolicy, Station, overload, shed, shedding
 from sdlab_model.queues.erlang import erlang_b
 from sdlab_model.queues.mdc import MdcWait
 from sdlab_model.workload import Workload
@@ -114,3 +114,16 @@ def test_policy_names_the_bad_field():
         OverloadPolicy(deadline_ms=float("nan"))
     with pytest.raises(ValueError, match="max_retries must be a whole number"):
         OverloadPolicy(max_retries=1.5)
+
+
+@pytest.mark.parametrize("multiple", [1.05, 2.0])
+def test_summing_places_into_blocks_keeps_the_answer(monkeypatch, multiple):
+    """A long deadline past capacity: 4,000 blocks give what every place one by one gives."""
+    policy = OverloadPolicy(deadline_ms=5_000.0)
+    rate = multiple * FOUR.capacity_rps
+    fine = shed(FOUR, rate, policy, 6_000.0)  # 2,000 places: no blocks
+    monkeypatch.setattr(shedding, "MAX_BLOCKS", 100)
+    coarse = shed(FOUR, rate, policy, 6_000.0)
+    assert coarse.timed_out_share == pytest.approx(fine.timed_out_share, rel=1e-9), "lost share"
+    assert coarse.served_p99_ms == pytest.approx(fine.served_p99_ms, rel=0.01), "served p99"
+    assert coarse.good_share == pytest.approx(fine.good_share, rel=0.01, abs=1e-4), "good share"
