@@ -53,8 +53,8 @@ SERVED_QUANTILE = 0.99
 BATCH_UTILIZATION = 0.8
 """Batched slots: the batch a slot takes is the smallest that keeps them this busy. Set on the
 tuning grid."""
-MAX_PLACES = 4_000_000
-"""Most scaled waiting places the birth-death holds (a limit or deadline long past any wait)."""
+MAX_PLACES = 1_000_000_000
+"""Most scaled waiting places the birth-death holds (blocks keep the arrays at ``MAX_BLOCKS``)."""
 MAX_BLOCKS = 4_000
 """Beyond this many places, all but the top half of them are summed into blocks, each waiting as
 its middle place (``_blocks``): far below the limit the wait they share is a few departures
