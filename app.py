@@ -29,6 +29,7 @@ _PAGES = (
     ("residency.py", "Models and memory", ":material/memory:", "residency"),
     ("llm.py", "LLM serving", ":material/chat:", "llm"),
     ("tail.py", "Tail at scale", ":material/call_split:", "tail"),
+    ("overload.py", "Overload", ":material/traffic:", "overload"),
     ("tradeoffs.py", "Tradeoffs & sources", ":material/menu_book:", "tradeoffs"),
 )
 

@@ -1,6 +1,6 @@
 """The inputs of the Timeline page, its canary rollout, the Models and memory page's GPU, the
-LLM serving page and the Tail at scale page, in ``params.py``'s declaration types: one kind of
-declaration for every page's widgets.
+LLM serving page, the Tail at scale page and the Overload page, in ``params.py``'s declaration
+types: one kind of declaration for every page's widgets.
 
 They live beside ``params.py``, not in it, because they read the model's own ranges and defaults
 (the autoscalers' knobs, the canary's bounds, the hardware catalog), and those modules import
@@ -15,6 +15,7 @@ from dataclasses import fields
 from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.llm.kv_cache import PRECISION_BYTES
+from sdlab_model.overload.policy import ENVOY_BUDGET_PERCENT, POLICY_RANGES
 from sdlab_model.params import (
     DEFAULT_ACCELERATOR,
     NUMERIC_BY_NAME,
@@ -605,3 +606,75 @@ TAIL_INPUTS: tuple[NumericInput, ...] = (
 )
 """The Tail at scale page's inputs: the ``TailInputs`` field each sets is its name."""
 TAIL_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in TAIL_INPUTS}
+
+
+def _overload(name: str, label: str, field: str, default: float, step: float, help_text: str, **kw):
+    """An Overload page input typed in a box, its range the policy's (``POLICY_RANGES``)."""
+    low, high = POLICY_RANGES[field]
+    scale = kw.pop("scale", 1.0)
+    return NumericInput(
+        name,
+        label,
+        0.0 if kw.pop("zero_is_none", False) else low * scale,
+        high * scale,
+        default,
+        "linear",
+        kw.pop("unit", ""),
+        kw.pop("integer", False),
+        help_text,
+        step=step,
+        decimals=kw.pop("decimals", None),
+        source=field,
+    )
+
+
+OVERLOAD_INPUTS: tuple[NumericInput, ...] = (
+    _overload(
+        "queue_limit",
+        "Queue limit per replica (0: none)",
+        "queue_limit",
+        0,
+        1,
+        "Requests that may wait on a replica before the next is rejected at once: Triton's "
+        "max_queue_size (0 there too means no limit), Envoy's max_pending_requests.",
+        integer=True,
+    ),
+    _overload(
+        "deadline_ms",
+        "Deadline (0: none)",
+        "deadline_ms",
+        0.0,
+        10.0,
+        "A request still queued this long after it arrived is dropped unserved (Triton's "
+        "default_timeout_microseconds; 0 there too means none). The client gives up then too: "
+        "an answer that ends later is late, work spent for nobody.",
+        unit="ms",
+        zero_is_none=True,
+        decimals=1,
+    ),
+    _overload(
+        "max_retries",
+        "Retries per request",
+        "max_retries",
+        0,
+        1,
+        "A client retries a rejected, timed-out or late request up to this many times "
+        "(Envoy's num_retries; gRPC's maxAttempts - 1).",
+        integer=True,
+    ),
+    _overload(
+        "retry_budget_percent",
+        "Retry budget (0: none)",
+        "retry_budget",
+        ENVOY_BUDGET_PERCENT,
+        5.0,
+        "Retries allowed as a share of fresh requests: Envoy's retry_budget budget_percent "
+        "(20% by default), gRPC's retry throttling. 0: retries are not budgeted.",
+        unit="%",
+        scale=100.0,
+        decimals=0,
+    ),
+)
+"""The Overload page's inputs; ``source`` is the ``OverloadPolicy`` field each sets (0 means
+none for the limit, the deadline and the budget, as Triton reads its own zeros)."""
+OVERLOAD_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in OVERLOAD_INPUTS}

@@ -26,6 +26,7 @@ PAGES = {
     "residency": "/residency",
     "llm": "/llm",
     "tail": "/tail",
+    "overload": "/overload",
     "tradeoffs": "/tradeoffs",
 }
 LAPTOP = {"width": 1440, "height": 900}

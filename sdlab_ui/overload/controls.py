@@ -1,0 +1,32 @@
+"""The Overload page's widgets; its values are kept under ``overload.*`` in the session and in
+the URL (``sdlab_ui.page_inputs``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from sdlab_model.page_params import OVERLOAD_BY_NAME
+from sdlab_ui import state
+from sdlab_ui.overload.fields import parse_params, url_values
+from sdlab_ui.page_inputs import PageInputs
+from sdlab_ui.widgets import numeric_widget
+
+PREFIX = "overload"
+INPUTS = PageInputs(PREFIX, parse_params)
+WIDGET = INPUTS.widget
+"""Widget keys: this prefix and the input's name."""
+current_values = INPUTS.current
+show_notices = INPUTS.show_notices
+_set = INPUTS.set_from_widget
+
+
+def draw() -> dict:
+    """Draw the inputs in one row; returns their values, which are in the URL from here on."""
+    values = current_values()
+    names = tuple(OVERLOAD_BY_NAME)
+    for column, name in zip(st.columns(len(names)), names, strict=True):
+        with column:
+            numeric_widget(OVERLOAD_BY_NAME[name], WIDGET + name, values[name], _set, (name,))
+    values = current_values()
+    state.set_page_params(PREFIX, url_values(values))
+    return values
