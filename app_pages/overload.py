@@ -4,7 +4,7 @@ what waits too long and its clients retry: goodput against offered load up to 3Ã
 import streamlit as st
 
 from sdlab_ui import state
-from sdlab_ui.overload import checks, controls, fields, sections
+from sdlab_ui.overload import checks, controls, fields, priorities, sections
 
 workload = state.current().workload
 st.title("Overload: shedding, retries and goodput")
@@ -25,3 +25,4 @@ else:
     sections.chart(curve, workload.rate_rps)
     sections.table(curve)
     checks.simulator(workload, policy)
+priorities.render_priorities(workload)

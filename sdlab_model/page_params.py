@@ -678,3 +678,94 @@ OVERLOAD_INPUTS: tuple[NumericInput, ...] = (
 """The Overload page's inputs; ``source`` is the ``OverloadPolicy`` field each sets (0 means
 none for the limit, the deadline and the budget, as Triton reads its own zeros)."""
 OVERLOAD_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in OVERLOAD_INPUTS}
+
+
+def _priority(name: str, label: str, low: float, high: float, default: float, help_text: str, **kw):
+    """A priority section input typed in a box."""
+    return NumericInput(
+        name,
+        label,
+        low,
+        high,
+        default,
+        "linear",
+        kw.pop("unit", ""),
+        kw.pop("integer", False),
+        help_text,
+        step=kw.pop("step", 1.0),
+        decimals=kw.pop("decimals", None),
+    )
+
+
+_TARGET_HELP = (
+    "This class's p99 target as a multiple of one request's service time (the sidebar's model "
+    "latency): a served request never takes less than 1x."
+)
+PRIORITY_INPUTS: tuple[NumericInput, ...] = (
+    _priority(
+        "classes",
+        "Classes",
+        2,
+        3,
+        2,
+        "Priority levels, 1 served first (Triton's dynamic batcher: priority_levels; requests "
+        "without one get default_priority_level). Two: interactive and batch; three adds "
+        "standard between them.",
+        integer=True,
+    ),
+    _priority(
+        "interactive_share_pct",
+        "Interactive share",
+        1.0,
+        99.0,
+        30.0,
+        "Share of requests in the class served first.",
+        unit="%",
+        step=5.0,
+        decimals=0,
+    ),
+    _priority(
+        "standard_share_pct",
+        "Standard share",
+        1.0,
+        98.0,
+        30.0,
+        "Share of requests in the middle class (three classes only); batch takes the rest.",
+        unit="%",
+        step=5.0,
+        decimals=0,
+    ),
+    _priority(
+        "interactive_target_x",
+        "Interactive p99 target",
+        1.0,
+        10_000.0,
+        2.0,
+        _TARGET_HELP,
+        unit="x",
+        decimals=1,
+    ),
+    _priority(
+        "standard_target_x",
+        "Standard p99 target",
+        1.0,
+        10_000.0,
+        5.0,
+        _TARGET_HELP,
+        unit="x",
+        decimals=1,
+    ),
+    _priority(
+        "batch_target_x",
+        "Batch p99 target",
+        1.0,
+        10_000.0,
+        20.0,
+        _TARGET_HELP,
+        unit="x",
+        decimals=1,
+    ),
+)
+"""The Overload page's priority section: class count, shares (the last class takes the rest)
+and p99 targets in service times (``sdlab_model.overload.priorities.PriorityClass``)."""
+PRIORITY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in PRIORITY_INPUTS}

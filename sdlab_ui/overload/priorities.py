@@ -23,15 +23,20 @@ from sdlab_model.overload.priorities import (
     priority_latency,
     queue_from_workload,
 )
+from sdlab_model.page_params import PRIORITY_BY_NAME
 from sdlab_model.workload import Workload
+from sdlab_ui import state
 from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE
+from sdlab_ui.page_inputs import PageInputs, parse_number
+from sdlab_ui.state import plain_text
 from sdlab_ui.text import ms_text
+from sdlab_ui.widgets import numeric_widget
 
 KEY = "overload.priorities"
-"""Widget keys start here (``overload.priorities.share.interactive``, ...)."""
+"""Keys of the section's table and chart; its inputs are ``priority.*`` (``INPUTS``)."""
 CLASS_NAMES = ("interactive", "standard", "batch")
-DEFAULT_SHARES_PCT = {"interactive": 30.0, "standard": 30.0}
-DEFAULT_TARGETS_IN_SERVICE_TIMES = {"interactive": 2.0, "standard": 5.0, "batch": 20.0}
+_DEFAULTS = {name: spec.default for name, spec in PRIORITY_BY_NAME.items()}
+_PAGE = "Overload"
 SWEEP_UTILIZATIONS = (*np.round(np.linspace(0.3, 0.95, 14), 3).tolist(), 0.97, 1.05, 1.15, 1.3)
 """Up to 130%: past capacity the upper classes are still served while the lowest grows."""
 CLASS_COLOURS = {"interactive": "#2563eb", "standard": "#16a34a", "batch": "#ea580c"}
@@ -67,44 +72,65 @@ def cached_sweep(servers: int, service_ms: float, specs: ClassSpec) -> LoadSweep
     return p99_against_load(queue, np.array(SWEEP_UTILIZATIONS))
 
 
+def _parse(given: dict[str, str]) -> tuple[dict, list[str]]:
+    """Section values from URL text (missing: defaults); unreadable, out of range or shares
+    leaving nothing for the last class: defaults, with a notice. Never raises."""
+    values, notices = dict(_DEFAULTS), []
+    for name, text in given.items():
+        if name not in PRIORITY_BY_NAME:
+            notices.append(f"Ignored unknown {_PAGE} setting {plain_text(name[:30])}.")
+            continue
+        number, notice = parse_number(PRIORITY_BY_NAME[name], text, _PAGE)
+        if notice is None:
+            values[name] = number
+        else:
+            notices.append(notice)
+    if _spec(values, 1.0)[0] is None:
+        notices.append(f"{_spec(values, 1.0)[1][0]} The classes start from their defaults.")
+        values = dict(_DEFAULTS)
+    return values, notices
+
+
+INPUTS = PageInputs("priority", _parse)
+
+
+def _url_values(values: dict) -> dict[str, str]:
+    return {name: f"{value:.6g}" for name, value in values.items() if value != _DEFAULTS[name]}
+
+
 def class_inputs(service_ms: float) -> tuple[ClassSpec | None, list[str]]:
     """The class count, shares and targets; the spec, or None and the messages saying why."""
-    count = st.radio(
-        "How many classes",
-        (2, 3),
-        horizontal=True,
-        key=f"{KEY}.count",
-        help="Triton's dynamic batcher: `priority_levels`; requests without one get "
-        "`default_priority_level`. 1 is served first.",
-    )
-    names = ("interactive", "batch") if count == 2 else CLASS_NAMES
-    columns = st.columns(len(names))
-    shares, targets = {}, {}
-    for column, name in zip(columns, names, strict=True):
+    INPUTS.show_notices()
+    values = INPUTS.current()
+    names = _names(values)
+    shown = ["classes", *(f"{name}_share_pct" for name in names[:-1])]
+    shown += [f"{name}_target_x" for name in names]
+    for column, name in zip(st.columns(len(shown)), shown, strict=True):
         with column:
-            if name != names[-1]:
-                shares[name] = st.number_input(
-                    f"{name} share (%)",
-                    min_value=1.0,
-                    max_value=99.0,
-                    value=DEFAULT_SHARES_PCT.get(name, 30.0),
-                    step=5.0,
-                    key=f"{KEY}.share.{name}",
-                )
-            else:
-                st.caption(f"**{name}** takes the rest of the requests, served last.")
-            targets[name] = st.number_input(
-                f"{name} p99 target (ms)",
-                min_value=0.1,
-                value=round(DEFAULT_TARGETS_IN_SERVICE_TIMES[name] * service_ms, 1),
-                step=5.0,
-                key=f"{KEY}.target.{name}",
+            numeric_widget(
+                PRIORITY_BY_NAME[name],
+                INPUTS.widget + name,
+                values[name],
+                INPUTS.set_from_widget,
+                (name,),
             )
-    return _spec(names, shares, targets)
+    values = INPUTS.current()
+    state.set_page_params(INPUTS.prefix, _url_values(values))
+    st.caption(
+        f"**{_names(values)[-1]}** takes the rest of the requests and is served last; targets "
+        f"in service times ({ms_text(service_ms)} each)."
+    )
+    return _spec(values, service_ms)
 
 
-def _spec(names, shares: dict, targets: dict) -> tuple[ClassSpec | None, list[str]]:
+def _names(values: dict) -> tuple[str, ...]:
+    return ("interactive", "batch") if int(values["classes"]) == 2 else CLASS_NAMES
+
+
+def _spec(values: dict, service_ms: float) -> tuple[ClassSpec | None, list[str]]:
     """Shares (%) of all but the last class must leave some for it: their sum under 100%."""
+    names = _names(values)
+    shares = {name: float(values[f"{name}_share_pct"]) for name in names[:-1]}
     given = sum(shares.values())
     if given >= 100.0:
         listed = " + ".join(f"{name} {shares[name]:g}%" for name in shares)
@@ -114,7 +140,9 @@ def _spec(names, shares: dict, targets: dict) -> tuple[ClassSpec | None, list[st
         ]
     fractions = {name: share / 100.0 for name, share in shares.items()}
     fractions[names[-1]] = 1.0 - sum(fractions.values())
-    return tuple((name, fractions[name], float(targets[name])) for name in names), []
+    return tuple(
+        (name, fractions[name], float(values[f"{name}_target_x"]) * service_ms) for name in names
+    ), []
 
 
 def _ms(value_ms: float) -> str:

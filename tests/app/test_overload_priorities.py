@@ -4,11 +4,13 @@ and a third class reaches the model."""
 
 from __future__ import annotations
 
+import pytest
+from apptest_helpers import assert_no_exception, open_app
 from streamlit.testing.v1 import AppTest
 
 from sdlab_model.overload.priorities import PriorityClass, priority_latency, queue_from_workload
 from sdlab_model.workload import Workload
-from sdlab_ui.overload.priorities import CLASS_COLUMN, FIFO_COLUMN, KEY, P99_COLUMN
+from sdlab_ui.overload.priorities import CLASS_COLUMN, FIFO_COLUMN, INPUTS, P99_COLUMN
 from sdlab_ui.text import ms_text
 
 RATE_RPS = 1_500.0
@@ -32,8 +34,8 @@ def test_the_table_shows_the_models_p99_per_class():
     design = Workload(rate_rps=RATE_RPS, lb_policy="central_queue")
     service_ms = design.single_request_ms
     classes = (
-        PriorityClass("interactive", 0.3, round(2.0 * service_ms, 1)),
-        PriorityClass("batch", 0.7, round(20.0 * service_ms, 1)),
+        PriorityClass("interactive", 0.3, 2.0 * service_ms),
+        PriorityClass("batch", 0.7, 20.0 * service_ms),
     )
     expected = priority_latency(queue_from_workload(design, classes))
     table = app.dataframe[0].value
@@ -49,9 +51,9 @@ def test_the_table_shows_the_models_p99_per_class():
 
 def test_shares_that_leave_nothing_for_the_last_class_are_refused():
     app = _open()
-    app.radio(key=f"{KEY}.count").set_value(3).run()
-    app.number_input(key=f"{KEY}.share.interactive").set_value(60.0).run()
-    app.number_input(key=f"{KEY}.share.standard").set_value(45.0).run()
+    app.number_input(key=INPUTS.widget + "classes").set_value(3).run()
+    app.number_input(key=INPUTS.widget + "interactive_share_pct").set_value(60.0).run()
+    app.number_input(key=INPUTS.widget + "standard_share_pct").set_value(45.0).run()
     assert not app.exception, f"the section raised: {app.exception}"
     errors = [e.value for e in app.error]
     assert any("105%" in e and "under 100%" in e and "batch" in e for e in errors), (
@@ -62,7 +64,7 @@ def test_shares_that_leave_nothing_for_the_last_class_are_refused():
 
 def test_a_third_class_reaches_the_model():
     app = _open()
-    app.radio(key=f"{KEY}.count").set_value(3).run()
+    app.number_input(key=INPUTS.widget + "classes").set_value(3).run()
     assert not app.exception, f"the section raised: {app.exception}"
     table = app.dataframe[0].value
     assert list(table[CLASS_COLUMN]) == ["interactive", "standard", "batch"], (
@@ -87,3 +89,44 @@ def test_past_capacity_the_top_class_is_still_served():
     )
     assert batch == "unstable (∞)", f"batch should be unstable past capacity: {batch}"
     assert any("pays everything" in m.value for m in app.markdown), "no sentence on what batch pays"
+
+
+def _priority_params(app) -> dict[str, str]:
+    return {k[9:]: v for k, v in app.query_params.items() if k.startswith("priority.")}
+
+
+def test_the_classes_round_trip_through_the_url_and_reach_the_model():
+    query = {"classes": "3", "interactive_share_pct": "20", "batch_target_x": "50"}
+    app = open_app({f"priority.{k}": v for k, v in query.items()}, page="app_pages/overload.py")
+    assert_no_exception(app)
+    assert _priority_params(app) == query, f"URL: {_priority_params(app)}"
+    design = Workload()
+    service_ms = design.single_request_ms
+    classes = (
+        PriorityClass("interactive", 0.2, 2.0 * service_ms),
+        PriorityClass("standard", 0.3, 5.0 * service_ms),
+        PriorityClass("batch", 0.5, 50.0 * service_ms),
+    )
+    expected = priority_latency(queue_from_workload(design, classes))
+    table = app.dataframe[-1].value
+    assert list(table[CLASS_COLUMN]) == ["interactive", "standard", "batch"], "not three classes"
+    shown = [text.rstrip(" *") for text in table[P99_COLUMN]]
+    assert shown == [ms_text(c.p99_ms) for c in expected.classes], f"not the model's: {shown}"
+    app.number_input(key=INPUTS.widget + "classes").set_value(2).run()
+    assert _priority_params(app) == {"interactive_share_pct": "20", "batch_target_x": "50"}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"priority.classes": "7"}, {"priority.interactive_share_pct": "abc"},
+     {"priority.classes": "3", "priority.interactive_share_pct": "80",
+      "priority.standard_share_pct": "30"}],
+)  # fmt: skip
+def test_bad_class_links_give_a_notice_and_the_defaults(query):
+    app = open_app(query, page="app_pages/overload.py")
+    assert_no_exception(app)
+    notices = " ".join(w.value for w in app.warning)
+    assert notices, f"{query}: no notice"
+    assert _priority_params(app) == {}, f"the bad values stayed in the URL: {query}"
+    table = app.dataframe[-1].value
+    assert list(table[CLASS_COLUMN]) == ["interactive", "batch"], "not the default classes"
