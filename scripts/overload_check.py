@@ -1,13 +1,14 @@
 """Overload, analytic against simulation, out of sample (issue 24, must-show 1, shedding half).
 
 The analytic model (``sdlab_model.overload.overload``) beside the event-driven simulation
-(``simulate_overload``) on two grids: the tuning grid, where ``shedding.KAPPA`` and the flag rule
-(``analytic.flag_reason``) were set, and the test grid, other designs, limits, deadlines and loads
-where they are only reported. Measures: the share turned away unserved (rejected or timed out),
+(``simulate_overload``) on three grids: the tuning grid, where ``shedding.KAPPA`` and the flag
+rule (``analytic.flag_reason``) were set; the test grid, other designs, limits, deadlines and
+loads, whose one miss added one flag rule; and the held-out grid, made after that rule and only
+reported. Measures: the share turned away unserved (rejected or timed out),
 the served p99 and the goodput. Tolerance 5% unbatched, 15% batched; a flagged point is not held
 to it; an unflagged point beyond it is a miss.
 
-    python3 scripts/overload_check.py [--grid test|tuning|both] [--seed 0]
+    python3 scripts/overload_check.py [--grid test|tuning|heldout|both|all] [--seed 0]
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdlab_model.overload.validation import TEST_GRID, TUNING_GRID, CheckRow, check_overload
+from sdlab_model.overload.validation import (
+    HELD_OUT_GRID,
+    TEST_GRID,
+    TUNING_GRID,
+    CheckRow,
+    check_overload,
+)
 
 
 def _row(row: CheckRow) -> str:
@@ -62,13 +69,17 @@ def report(name: str, rows: tuple[CheckRow, ...]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--grid", choices=("test", "tuning", "both"), default="both")
+    parser.add_argument(
+        "--grid", choices=("test", "tuning", "heldout", "both", "all"), default="all"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if args.grid in ("tuning", "both"):
+    if args.grid in ("tuning", "both", "all"):
         report("Tuning", check_overload(TUNING_GRID, args.seed))
-    if args.grid in ("test", "both"):
+    if args.grid in ("test", "both", "all"):
         report("Test", check_overload(TEST_GRID, args.seed))
+    if args.grid in ("heldout", "all"):
+        report("Held-out", check_overload(HELD_OUT_GRID, args.seed))
 
 
 if __name__ == "__main__":
