@@ -16,9 +16,15 @@ one replica's queue of the Lab's design, analytically and by simulation.
 - ``simulate``: ``simulate_overload``, the seeded event-driven check (numba, loaded lazily).
 - ``storm``: ``simulate_burst``, a brief overload simulated: does the system come back?
 - ``validation``: ``check_overload``, analytic against simulation on a tuning and a test grid.
+- ``fallback``: ``with_fallback``, a cheaper fallback model taking the primary's overflow: the
+  share each path answers, their p99s, what is lost, goodput and $/h.
+- ``fallback_simulate``: ``simulate_fallback``, the primary and its fallback simulated.
+- ``fallback_validation``: ``check_fallback``, the two on a tuning and a held-out grid.
 """
 
 from sdlab_model.overload.analytic import OverloadResult, overload
+from sdlab_model.overload.fallback import FallbackModel, FallbackResult, with_fallback
+from sdlab_model.overload.fallback_simulate import FallbackSim, simulate_fallback
 from sdlab_model.overload.goodput import GoodputCurve, default_policy, goodput_curve
 from sdlab_model.overload.policy import OverloadPolicy, Station
 from sdlab_model.overload.retries import RetryFixedPoint, retry_fixed_point
@@ -30,6 +36,9 @@ from sdlab_model.overload.validation import CheckRow, check_design, check_overlo
 __all__ = [
     "BurstRun",
     "CheckRow",
+    "FallbackModel",
+    "FallbackResult",
+    "FallbackSim",
     "GoodputCurve",
     "OverloadPolicy",
     "OverloadResult",
@@ -45,5 +54,7 @@ __all__ = [
     "retry_fixed_point",
     "shed",
     "simulate_burst",
+    "simulate_fallback",
     "simulate_overload",
+    "with_fallback",
 ]

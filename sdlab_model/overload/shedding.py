@@ -153,7 +153,7 @@ def _max_wait(c: int, d: float, policy: OverloadPolicy) -> tuple[float, bool]:
 
 def _truncated_mdc(rate_rps, c, d, a, policy, target_ms, with_p99) -> Shedding:
     """Below capacity: the exact M/D/c wait, truncated at the longest wait served."""
-    mdc = MdcWait.solve(c, a)
+    mdc = _solved_mdc(c, a)
     rho = a / c
     w_max, by_limit = _max_wait(c, d, policy)
     kept = _wait_cdf(mdc, w_max / d)
@@ -182,6 +182,12 @@ def _truncated_mdc(rate_rps, c, d, a, policy, target_ms, with_p99) -> Shedding:
         is_stable=True,
         approximate_because=why,
     )
+
+
+@functools.lru_cache(maxsize=32)
+def _solved_mdc(servers: int, offered_load: float) -> MdcWait:
+    """``MdcWait.solve``, kept: the fallback's percentiles ask one queue for many waits."""
+    return MdcWait.solve(servers, offered_load)
 
 
 def _blocks(places: int) -> tuple[np.ndarray, np.ndarray]:

@@ -45,7 +45,7 @@ class GridPoint:
         return self.multiple * Station.of(self.workload).capacity_rps
 
 
-def _design(servers: int, latency_ms: float, target_ms: float, batch: int = 1) -> Workload:
+def replica_design(servers: int, latency_ms: float, target_ms: float, batch: int = 1) -> Workload:
     """One replica of ``servers`` CPU workers (Poisson arrivals at the replica)."""
     return Workload(
         rate_rps=1.0,
@@ -88,10 +88,14 @@ def _policies(limit: int, deadline_ms: float) -> tuple[tuple[str, OverloadPolicy
 
 
 TUNING_GRID: tuple[GridPoint, ...] = (
-    _grid((("c=4 D=20ms", _design(4, 20.0, 100.0)),), _policies(4, 60.0), (0.7, 0.9, 1.0, 2.0))
-    + _grid((("c=16 D=20ms", _design(16, 20.0, 100.0)),), _policies(32, 70.0), (0.8, 0.95, 1.2))
+    _grid(
+        (("c=4 D=20ms", replica_design(4, 20.0, 100.0)),), _policies(4, 60.0), (0.7, 0.9, 1.0, 2.0)
+    )
     + _grid(
-        (("c=4 B=8 D=20ms", _design(4, 20.0, 400.0, batch=8)),),
+        (("c=16 D=20ms", replica_design(16, 20.0, 100.0)),), _policies(32, 70.0), (0.8, 0.95, 1.2)
+    )
+    + _grid(
+        (("c=4 B=8 D=20ms", replica_design(4, 20.0, 400.0, batch=8)),),
         _policies(32, 300.0)[:1],
         (0.5, 0.9, 1.5),
     )
@@ -99,10 +103,14 @@ TUNING_GRID: tuple[GridPoint, ...] = (
 """Where ``shedding.KAPPA``, ``shedding.BATCH_UTILIZATION`` and the flag rule were set."""
 
 TEST_GRID: tuple[GridPoint, ...] = (
-    _grid((("c=8 D=10ms", _design(8, 10.0, 50.0)),), _policies(12, 35.0), (0.6, 0.85, 1.1, 3.0))
-    + _grid((("c=32 D=50ms", _design(32, 50.0, 250.0)),), _policies(48, 180.0), (0.75, 1.05, 1.5))
+    _grid(
+        (("c=8 D=10ms", replica_design(8, 10.0, 50.0)),), _policies(12, 35.0), (0.6, 0.85, 1.1, 3.0)
+    )
     + _grid(
-        (("c=8 B=4 D=10ms", _design(8, 10.0, 200.0, batch=4)),),
+        (("c=32 D=50ms", replica_design(32, 50.0, 250.0)),), _policies(48, 180.0), (0.75, 1.05, 1.5)
+    )
+    + _grid(
+        (("c=8 B=4 D=10ms", replica_design(8, 10.0, 200.0, batch=4)),),
         _policies(40, 150.0)[:1],
         (0.6, 1.25, 2.5),
     )
@@ -113,13 +121,13 @@ no longer out of sample for that rule: ``HELD_OUT_GRID`` is."""
 
 HELD_OUT_GRID: tuple[GridPoint, ...] = (
     _grid(
-        (("c=12 D=30ms", _design(12, 30.0, 150.0)),),
+        (("c=12 D=30ms", replica_design(12, 30.0, 150.0)),),
         _policies(20, 100.0),
         (0.7, 0.95, 1.08, 1.3, 2.2),
     )
-    + _grid((("c=64 D=5ms", _design(64, 5.0, 25.0)),), _policies(96, 15.0), (0.8, 1.02, 1.7))
+    + _grid((("c=64 D=5ms", replica_design(64, 5.0, 25.0)),), _policies(96, 15.0), (0.8, 1.02, 1.7))
     + _grid(
-        (("c=6 B=8 D=15ms", _design(6, 15.0, 300.0, batch=8)),),
+        (("c=6 B=8 D=15ms", replica_design(6, 15.0, 300.0, batch=8)),),
         _policies(48, 200.0)[:1],
         (1.3, 2.0),
     )
