@@ -20,6 +20,7 @@ one replica's queue of the Lab's design, analytically and by simulation.
   share each path answers, their p99s, what is lost, goodput and $/h.
 - ``fallback_simulate``: ``simulate_fallback``, the primary and its fallback simulated.
 - ``fallback_validation``: ``check_fallback``, the two on a tuning and a held-out grid.
+- ``diagram``: ``overload_dot``, the request path with shedding and the fallback, as DOT.
 """
 
 from sdlab_model.overload.analytic import OverloadResult, overload

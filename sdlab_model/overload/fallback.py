@@ -193,7 +193,7 @@ def with_fallback(
             primary_answered + fallback_share,
             2.0 * deadline,
         )
-        if primary.is_stable and stable
+        if primary.is_stable
         else math.inf,
         goodput_rps=rate * (primary_within(target) + fallback_within(target)),
         fallback_utilization=math.nan if queue is None else queue.utilization,
