@@ -4,7 +4,7 @@ what waits too long and its clients retry: goodput against offered load up to 3Ã
 import streamlit as st
 
 from sdlab_ui import state
-from sdlab_ui.overload import checks, controls, fields, priorities, sections
+from sdlab_ui.overload import checks, controls, fallback, fields, priorities, sections
 
 workload = state.current().workload
 st.title("Overload: shedding, retries and goodput")
@@ -26,3 +26,4 @@ else:
     sections.table(curve)
     checks.simulator(workload, policy)
 priorities.render_priorities(workload)
+fallback.render_fallback(workload, policy)

@@ -15,6 +15,7 @@ from dataclasses import fields
 from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.llm.kv_cache import PRECISION_BYTES
+from sdlab_model.overload.fallback import FALLBACK_RANGES
 from sdlab_model.overload.policy import ENVOY_BUDGET_PERCENT, POLICY_RANGES
 from sdlab_model.params import (
     DEFAULT_ACCELERATOR,
@@ -769,3 +770,85 @@ PRIORITY_INPUTS: tuple[NumericInput, ...] = (
 """The Overload page's priority section: class count, shares (the last class takes the rest)
 and p99 targets in service times (``sdlab_model.overload.priorities.PriorityClass``)."""
 PRIORITY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in PRIORITY_INPUTS}
+
+
+def _fallback(name: str, label: str, field: str, default: float, help_text: str, **kw):
+    """A fallback section input typed in a box, its range the model's (``FALLBACK_RANGES``)."""
+    low, high = kw.pop("range", None) or FALLBACK_RANGES[field]
+    return NumericInput(
+        name,
+        label,
+        low,
+        high,
+        default,
+        "linear",
+        kw.pop("unit", ""),
+        kw.pop("integer", False),
+        help_text,
+        step=kw.pop("step", 1.0),
+        decimals=kw.pop("decimals", None),
+        source=field,
+    )
+
+
+FALLBACK_INPUTS: tuple[NumericInput, ...] = (
+    _fallback(
+        "replicas",
+        "Fallback replicas (0: none)",
+        "replicas",
+        1,
+        "Replicas of a cheaper, lower-quality model that answer what the primary turns away "
+        "at its queue limit (a distilled or quantized model, a cached or rule-based answer). "
+        "0: no fallback, the overload result as above.",
+        integer=True,
+    ),
+    _fallback(
+        "workers",
+        "Fallback workers per replica",
+        "workers_per_replica",
+        16,
+        "Requests one fallback replica serves at once.",
+        integer=True,
+    ),
+    _fallback(
+        "latency_ms",
+        "Fallback model latency",
+        "model_latency_ms",
+        2.0,
+        "One request's service time on the fallback (deterministic).",
+        unit="ms",
+        decimals=1,
+    ),
+    _fallback(
+        "queue_limit",
+        "Fallback queue limit (0: none)",
+        "queue_limit",
+        0,
+        "Requests that may wait on a fallback replica; more are lost. The primary's deadline "
+        "applies on its queue too.",
+        integer=True,
+    ),
+    _fallback(
+        "take_timed_out",
+        "Timed out to fallback (1: yes)",
+        "take_timed_out",
+        0,
+        "1: a request that waited out the primary's deadline goes to the fallback too, its "
+        "wait counted in its response; 0: it is lost.",
+        integer=True,
+        range=(0, 1),
+    ),
+    _fallback(
+        "usd_per_replica_hour",
+        "Fallback $ per replica-hour",
+        "usd_per_replica_hour",
+        NUMERIC_BY_NAME["cpu_usd_per_replica_hour"].default,
+        "What one fallback replica costs an hour (the sidebar's CPU price by default).",
+        unit="$",
+        step=0.05,
+        decimals=2,
+    ),
+)
+"""The Overload page's fallback section; ``source`` is the ``FallbackModel`` field each sets
+(0 replicas: no fallback; 0 queue limit: none)."""
+FALLBACK_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in FALLBACK_INPUTS}

@@ -29,8 +29,12 @@ def _open(query: dict[str, str] | None = None):
     return app
 
 
+HEADLINE = ("Offered load", "Rejected", "Timed out / late", "Served p99", "Goodput")
+"""The headline's metrics (the page's later sections have metrics of their own)."""
+
+
 def _metrics(app) -> dict[str, str]:
-    return {m.label: m.value for m in app.metric}
+    return {m.label: m.value for m in app.metric if m.label in HEADLINE}
 
 
 def _expected(workload: Workload, policy: OverloadPolicy) -> dict[str, str]:
