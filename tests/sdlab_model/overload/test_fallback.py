@@ -101,3 +101,41 @@ def test_the_diagram_carries_the_results_shares():
 def test_the_tuning_grid_has_no_unflagged_miss():
     misses = [p.label for p in TUNING_GRID if check_fallback_point(p).miss]
     assert not misses, f"unflagged misses on the grid the flag rule was set on: {misses}"
+
+
+def test_the_pages_inputs_are_the_models_ranges_and_make_a_valid_model():
+    from dataclasses import fields
+
+    from sdlab_model.overload.fallback import FALLBACK_RANGES
+    from sdlab_model.page_params import FALLBACK_INPUTS
+
+    model_fields = {f.name for f in fields(FallbackModel)}
+    for spec in FALLBACK_INPUTS:
+        assert spec.source in model_fields, f"{spec.name}: {spec.source} is no FallbackModel field"
+        if spec.source in FALLBACK_RANGES:
+            assert (spec.minimum, spec.maximum) == FALLBACK_RANGES[spec.source], spec.name
+        assert spec.minimum <= spec.default <= spec.maximum, f"{spec.name}: default out of range"
+    defaults = {spec.source: spec.default for spec in FALLBACK_INPUTS}
+    model = FallbackModel(
+        replicas=int(defaults["replicas"]),
+        workers_per_replica=int(defaults["workers_per_replica"]),
+        model_latency_ms=defaults["model_latency_ms"],
+        queue_limit=int(defaults["queue_limit"]) or None,
+        take_timed_out=bool(defaults["take_timed_out"]),
+        usd_per_replica_hour=defaults["usd_per_replica_hour"],
+    )
+    assert model.is_on, "the page's default fallback should be on"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("replicas", -1),
+        ("workers_per_replica", 0),
+        ("model_latency_ms", math.nan),
+        ("queue_limit", 2.5),
+    ],
+)
+def test_a_bad_fallback_is_refused_naming_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        FallbackModel(**{"replicas": 1, field: value})
