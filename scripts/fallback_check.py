@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sdlab_model.overload.fallback_simulate import overflow_dispersion
 from sdlab_model.overload.fallback_validation import (
     HELD,
     HELD_OUT_GRID,
@@ -64,6 +65,19 @@ def report(name: str, rows: tuple[FallbackRow, ...]) -> None:
     print()
 
 
+def dispersion_report() -> None:
+    """How bursty the overflow is: the tuning grid's primary (K=8) at 1.2x and 2x."""
+    point = TUNING_GRID[0]
+    print("## The overflow's index of dispersion (1: Poisson)\n")
+    print("| fresh load | 1 ms | 5 ms | 20 ms | 100 ms |")
+    print("|---|---|---|---|---|")
+    for multiple in (1.2, 2.0):
+        rate = multiple * point.fresh_rps / point.multiple
+        values = overflow_dispersion(point.workload, point.policy, rate)
+        print(f"| {multiple:g}x | " + " | ".join(f"{v:.2f}" for v in values.values()) + " |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", choices=("tuning", "heldout", "all"), default="all")
@@ -73,6 +87,8 @@ def main() -> None:
         report("Tuning", check_fallback(TUNING_GRID, args.seed))
     if args.grid in ("heldout", "all"):
         report("Held-out", check_fallback(HELD_OUT_GRID, args.seed))
+    if args.grid == "all":
+        dispersion_report()
 
 
 if __name__ == "__main__":

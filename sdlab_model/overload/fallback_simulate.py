@@ -217,3 +217,31 @@ def _summarize(rows: np.ndarray) -> tuple[dict[str, Measured], float]:
         scale = max(abs(mean), SHARE_FLOOR) if name.endswith("share") else abs(mean)
         worst = max(worst, half / scale if scale > 0 else 0.0)
     return measures, worst
+
+
+def overflow_dispersion(
+    workload: Workload,
+    policy: OverloadPolicy,
+    fresh_rps: float,
+    windows_ms: tuple[float, ...] = (1.0, 5.0, 20.0, 100.0),
+    *,
+    fresh_count: int = 400_000,
+    seed: int = 0,
+) -> dict[float, float]:
+    """The index of dispersion (variance over mean of the count in a window) of one primary
+    queue's rejected requests, for each window length: 1 for a Poisson stream, above it for
+    bursts. What the fallback's Poisson model leaves out."""
+    station = Station.of(workload)
+    gaps, backoff = np.random.SeedSequence(seed).spawn(2)
+    per_queue_ms = fresh_rps / station.queues / 1000.0
+    fresh = np.cumsum(np.random.default_rng(gaps).exponential(1.0 / per_queue_ms, fresh_count))
+    arrival, outcome, _, end = run_attempts(
+        station, replace(policy, max_retries=0), fresh, np.random.default_rng(backoff)
+    )
+    overflow = arrival[outcome == Outcome.REJECTED]
+    dispersion = {}
+    for window in windows_ms:
+        counts = np.histogram(overflow, bins=np.arange(WARMUP_SHARE * end, end, window))[0]
+        mean = counts.mean() if counts.size else 0.0
+        dispersion[window] = float(counts.var() / mean) if mean > 0 else math.nan
+    return dispersion
