@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdlab_model.overload import FallbackModel, FallbackResult, OverloadPolicy, with_fallback
-from sdlab_model.overload.diagram import ms_text, overload_dot, share_text
+from sdlab_model.overload.diagram import OPTIMISTIC, ms_text, overload_dot, share_text
 from sdlab_model.overload.goodput import MULTIPLES
 from sdlab_model.overload.policy import Station
 from sdlab_model.page_params import FALLBACK_BY_NAME
@@ -124,7 +124,8 @@ def headline(result: FallbackResult) -> None:
         )
         primary.caption(f"p99 {ms_text(result.primary_p99_ms)}")
         fallback.metric("Fallback answers", share_text(result.fallback_share))
-        fallback.caption(f"p99 {ms_text(result.fallback_p99_ms)}")
+        optimistic = OPTIMISTIC if result.fallback_share > 0 else ""
+        fallback.caption(f"p99 {ms_text(result.fallback_p99_ms)}{optimistic}")
         lost.metric("Lost", share_text(result.lost_share), help="Answered by neither path.")
         answered.metric("Goodput, both paths", rate_text(result.goodput_rps), help="In time.")
         answered.caption(f"p99 of every answer {ms_text(result.answered_p99_ms)}")
