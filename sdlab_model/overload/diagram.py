@@ -38,6 +38,11 @@ def share_text(share: float) -> str:
     return f"{share:.2%}" if share < 0.01 else f"{share:.1%}"
 
 
+def _shown(share: float) -> bool:
+    """Whether a share reads as more than nothing (a rounding crumb is drawn as none)."""
+    return share > 0 and share_text(share) != share_text(0.0)
+
+
 def ms_text(value_ms: float) -> str:
     """Milliseconds: 12.3 ms, 1.20 s, 'unstable (∞)', '—' where there is none."""
     if math.isnan(value_ms):
@@ -124,7 +129,7 @@ def _state(node: str, result: FallbackResult) -> str:
     if node == "replicas":
         if not primary.is_stable:
             return "overloaded"
-        return "warning" if primary.rejected_share + primary.timed_out_share > 0 else "ok"
+        return "warning" if _shown(primary.rejected_share + primary.timed_out_share) else "ok"
     if node == "fallback":
         if not result.fallback_is_stable:
             return "overloaded"
@@ -132,7 +137,7 @@ def _state(node: str, result: FallbackResult) -> str:
     if node == "lost":
         if result.lost_share > LOST_WARNING_SHARE:
             return "overloaded"
-        return "warning" if result.lost_share > 0 else "inactive"
+        return "warning" if _shown(result.lost_share) else "inactive"
     return "ok"
 
 
@@ -154,13 +159,13 @@ def overload_dot(result: FallbackResult, policy: OverloadPolicy) -> str:
             "replicas",
             "fallback",
             label=_plain(f"overflow {share_text(sent)}"),
-            **FLOW_STYLE["warning" if sent > 0 else "inactive"],
+            **FLOW_STYLE["warning" if _shown(sent) else "inactive"],
         )
         graph.edge(
             "fallback",
             "answered",
             label=_plain(share_text(result.fallback_share)),
-            **FLOW_STYLE["active" if result.fallback_share > 0 else "inactive"],
+            **FLOW_STYLE["active" if _shown(result.fallback_share) else "inactive"],
         )
         fallback_lost = max(0.0, sent - result.fallback_share)
         lost_from_primary = max(0.0, result.lost_share - fallback_lost)
@@ -168,13 +173,13 @@ def overload_dot(result: FallbackResult, policy: OverloadPolicy) -> str:
             "fallback",
             "lost",
             label=_plain(share_text(fallback_lost)),
-            **FLOW_STYLE["warning" if fallback_lost > 0 else "inactive"],
+            **FLOW_STYLE["warning" if _shown(fallback_lost) else "inactive"],
         )
     graph.edge(
         "replicas",
         "lost",
         label=_plain(share_text(lost_from_primary)),
-        **FLOW_STYLE["warning" if lost_from_primary > 0 else "inactive"],
+        **FLOW_STYLE["warning" if _shown(lost_from_primary) else "inactive"],
     )
     return graph.source
 
