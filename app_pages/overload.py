@@ -5,6 +5,7 @@ import streamlit as st
 
 from sdlab_ui import state
 from sdlab_ui.overload import checks, controls, fields, priorities, sections
+from sdlab_ui.overload.burst import render_burst
 
 workload = state.current().workload
 st.title("Overload: shedding, retries and goodput")
@@ -25,4 +26,5 @@ else:
     sections.chart(curve, workload.rate_rps)
     sections.table(curve)
     checks.simulator(workload, policy)
+    render_burst(workload, policy)
 priorities.render_priorities(workload)

@@ -16,6 +16,7 @@ from sdlab_model.advice.hardware import hardware_by_id
 from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.llm.kv_cache import PRECISION_BYTES
 from sdlab_model.overload.policy import ENVOY_BUDGET_PERCENT, POLICY_RANGES
+from sdlab_model.overload.storm import BURST_RANGES, Burst
 from sdlab_model.params import (
     DEFAULT_ACCELERATOR,
     NUMERIC_BY_NAME,
@@ -769,3 +770,57 @@ PRIORITY_INPUTS: tuple[NumericInput, ...] = (
 """The Overload page's priority section: class count, shares (the last class takes the rest)
 and p99 targets in service times (``sdlab_model.overload.priorities.PriorityClass``)."""
 PRIORITY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in PRIORITY_INPUTS}
+
+
+_BURST_DEFAULTS = {f.name: f.default for f in fields(Burst)}
+
+
+def _burst(name: str, label: str, step: float, decimals: int, help_text: str, unit: str):
+    """A burst section input typed in a box: range ``BURST_RANGES``', default ``Burst``'s."""
+    low, high = BURST_RANGES[name]
+    return NumericInput(
+        name,
+        label,
+        low,
+        high,
+        _BURST_DEFAULTS[name],
+        "linear",
+        unit,
+        False,
+        help_text,
+        step=step,
+        decimals=decimals,
+    )
+
+
+BURST_INPUTS: tuple[NumericInput, ...] = (
+    _burst(
+        "base_multiple",
+        "Load before and after",
+        0.05,
+        2,
+        "Fresh requests before and after the burst, as a multiple of capacity: below 1, so a "
+        "system that recovers has somewhere to come back to.",
+        "x",
+    ),
+    _burst(
+        "burst_multiple",
+        "Burst load",
+        0.25,
+        2,
+        "Fresh requests during the burst, as a multiple of capacity.",
+        "x",
+    ),
+    _burst("burst_s", "Burst length", 0.5, 1, "How long the burst lasts.", "s"),
+    _burst(
+        "after_s",
+        "Watched after it",
+        5.0,
+        0,
+        "How long the simulation runs on after the burst, at the load before it.",
+        "s",
+    ),
+)
+"""The Overload page's brief-overload section: the ``Burst`` field each sets is its name (the
+time before the burst and the windows keep ``Burst``'s defaults)."""
+BURST_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in BURST_INPUTS}
