@@ -604,6 +604,16 @@ TAIL_INPUTS: tuple[NumericInput, ...] = (
         "How busy the leaves are without hedges. Every copy sent adds load, and a busier leaf is "
         "slower (an M/M/1-like scaling): past 1 there is no steady state.",
     ),
+    _tail(
+        "tie_delay_ms",
+        "Tied request after",
+        0.5,
+        2,
+        "Tied requests: a copy is queued at a second leaf this long after the first; the first "
+        "to start cancels the other, whose cancellation takes half this long (the paper's delay "
+        "is twice the network message delay; 1 ms in its Table 2).",
+        unit="ms",
+    ),
 )
 """The Tail at scale page's inputs: the ``TailInputs`` field each sets is its name."""
 TAIL_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in TAIL_INPUTS}
