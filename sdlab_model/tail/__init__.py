@@ -15,6 +15,8 @@ After J. Dean and L. A. Barroso, "The Tail at Scale", Communications of the ACM 
   cancels the other) beside one copy and hedging on the same leaf, with the load each costs.
 - ``simulate``: ``simulate_tail`` and ``simulate_tied``, seeded Monte Carlos of the same, with
   95% intervals.
+- ``tied_fleet``: ``simulate_tied_fleet``, FCFS leaves with tied copies and cancel-on-start, the
+  check of the tied model's independent waits (plain Python, for scripts and tests).
 - ``judgement``: the Tail at scale page's inputs (``TailInputs``), its one judgement
   (``judge_tail``), its heatmap grid (``tail_heatmap``) and its simulation check (``check_tail``).
 """
@@ -34,8 +36,10 @@ from sdlab_model.tail.leaf import LeafLatency, fit_leaf
 from sdlab_model.tail.load import LoadedHedge, hedge_under_load
 from sdlab_model.tail.simulate import SimQuantile, TailSim, TiedSim, simulate_tail, simulate_tied
 from sdlab_model.tail.tied import QueuedLeaf, TiedLeaf, TiedOutcome, tie
+from sdlab_model.tail.tied_fleet import FleetSim, simulate_tied_fleet
 
 __all__ = [
+    "FleetSim",
     "HedgeOutcome",
     "HedgedLeaf",
     "LeafLatency",
@@ -58,6 +62,7 @@ __all__ = [
     "judge_tail",
     "simulate_tail",
     "simulate_tied",
+    "simulate_tied_fleet",
     "slow_request_probability",
     "tail_heatmap",
     "tie",

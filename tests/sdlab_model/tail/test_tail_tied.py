@@ -12,6 +12,7 @@ import pytest
 
 from sdlab_model.tail import QueuedLeaf, SimQuantile, TiedLeaf, simulate_tied, tie
 from sdlab_model.tail.fanout import fanout_quantiles
+from sdlab_model.tail.tied_fleet import simulate_tied_fleet
 
 TIMES_MS = np.array([0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0])
 
@@ -59,3 +60,23 @@ def test_the_closed_form_agrees_with_the_simulation(utilization, fanout):
     share = tied.duplicated_share()
     error = 4.0 * math.sqrt(share * (1 - share) / (requests * fanout))
     assert sim.duplicated_share == pytest.approx(share, abs=error), "duplicated share"
+
+
+def test_the_fleet_simulation_without_ties_is_m_m_1():
+    leaf = QueuedLeaf(1.0, 0.6)
+    fleet = simulate_tied_fleet(10, 1.0, 0.6, 60_000, seed=3, tied=False)
+    for q in (0.5, 0.99):
+        low, high = _widened(fleet.quantiles[q])
+        assert low <= leaf.quantile(q) <= high, f"p{q * 100:g}: not M/M/1's {leaf.quantile(q)}"
+    assert fleet.duplicated_share == 0.0, "one copy ran twice"
+    assert fleet.utilization == pytest.approx(0.6, rel=0.03), fleet.utilization
+
+
+def test_the_fleet_finds_the_independent_waits_pessimistic_on_the_tail_and_light_on_duplicates():
+    """What the flagged approximation misses, pinned in direction (2026-12-02, seed 3): in a
+    fleet the tail is shorter than the closed form and more copies run twice."""
+    tied = TiedLeaf(QueuedLeaf(1.0, 0.5), delay_ms=1.0, message_ms=0.5)
+    fleet = simulate_tied_fleet(10, 1.0, 0.5, 60_000, seed=3, delay_ms=1.0, message_ms=0.5)
+    assert fleet.quantiles[0.999].high < tied.quantile(0.999), "the fleet's tail is not shorter"
+    assert fleet.duplicated_share > tied.duplicated_share(), "the fleet duplicates no more"
+    assert fleet.utilization > 0.5, "the duplicates added no load"
