@@ -148,7 +148,8 @@ def tied(result: TailJudgement) -> None:
             f"{ms_text(leaf.service_ms)} mean service, median {ms_text(result.inputs.leaf_p50_ms)}"
             " (the leaf's p50), not the fitted leaf above. A copy is queued at a second leaf "
             "after the delay; the first to start is served and cancels the other. The two "
-            "waits are taken as independent, which is the pessimistic side for tying."
+            "waits are taken as independent: against a simulated fleet that makes the tail too "
+            "long (tying does better) and the duplicated work too small (docs/tail.md)."
         )
         st.dataframe(tied_table(result), key=TIED_TABLE_KEY)
         st.markdown(
