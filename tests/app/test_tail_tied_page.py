@@ -34,6 +34,7 @@ def test_the_tied_table_is_the_models_outcome(delay):
         base_utilization=0.7, tie_delay_ms=float(delay) if delay else PAPER_TIE_DELAY_MS
     )
     assert app.number_input(key=WIDGET + "tie_delay_ms").value == inputs.tie_delay_ms
+    assert app.query_params.get("tail.tie_delay_ms") == delay, "the tie delay is not in the URL"
     expected = sections.tied_table(judge_tail(inputs))
     shown = _table(app)
     assert list(shown.index) == list(expected.index), f"rows: {list(shown.index)}"
