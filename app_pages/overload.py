@@ -4,7 +4,7 @@ what waits too long and its clients retry: goodput against offered load up to 3Ã
 import streamlit as st
 
 from sdlab_ui import state
-from sdlab_ui.overload import checks, controls, fallback, fields, priorities, sections
+from sdlab_ui.overload import burst, checks, controls, fallback, fields, priorities, sections
 
 workload = state.current().workload
 st.title("Overload: shedding, retries and goodput")
@@ -25,5 +25,6 @@ else:
     sections.chart(curve, workload.rate_rps)
     sections.table(curve)
     checks.simulator(workload, policy)
+    burst.render_burst(workload, policy)
 priorities.render_priorities(workload)
 fallback.render_fallback(workload, policy)

@@ -21,5 +21,6 @@ else:
     result = sections.judged(inputs)
     sections.headline(result)
     sections.arithmetic(result)
+    sections.tied(result)
     heatmap.draw(inputs)
     checks.simulator(inputs)

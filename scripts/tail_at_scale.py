@@ -11,10 +11,13 @@
    analytic and simulated (95% intervals).
 4. The hedges' load fed back into the leaves (``hedge_under_load``, its assumptions in
    ``sdlab_model/tail/load.py``) over the leaves' utilization before hedging.
+5. Tied requests (``tie``, its assumptions in ``sdlab_model/tail/tied.py``): on an M/M/1 leaf,
+   one copy, hedged at the p95 and tied after 1 ms, analytic and simulated at a few fan-outs,
+   with the extra service work each costs; the paper's Table 2 beside, for scale.
 
 Source: J. Dean, L. A. Barroso, "The Tail at Scale", CACM 56(2), 74-80, 2013.
 
-    python3 scripts/tail_at_scale.py [--requests 200000] [--seed 1]
+    python3 scripts/tail_at_scale.py [--requests 200000] [--seed 1] [--tied-only]
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdlab_model.tail import (
+    QueuedLeaf,
+    TiedLeaf,
     fanout_quantiles,
     hedge,
     hedge_under_load,
     simulate_tail,
+    simulate_tied,
+    simulate_tied_fleet,
     slow_request_probability,
+    tie,
 )
 from sdlab_model.tail.paper import (
     ASSUMED_FANOUT,
@@ -41,13 +49,25 @@ from sdlab_model.tail.paper import (
     TABLE_1_ALL,
     TABLE_1_ONE_LEAF,
     TABLE_1_QUANTILES,
+    TABLE_2_IDLE,
+    TABLE_2_QUANTILES,
+    TABLE_2_TERASORT,
+    TIED_DISK_OVERHEAD,
     predict_table_1,
 )
 from sdlab_model.tail.simulate import SimQuantile
+from sdlab_model.tail.tied import MESSAGE_SHARE_OF_DELAY, PAPER_TIE_DELAY_MS
 
 SCAN_FANOUTS = (10, 100, 300, 1000, 2000, 5000)
 BASE_UTILIZATIONS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8)
 HEDGE_QUANTILES = (0.99, 0.999)
+TIED_MEDIAN_MS = TABLE_2_IDLE[0][0]
+"""The tied section's M/M/1 leaf has Table 2's untied median (19 ms); it is not fitted to the
+rest of the row (an exponential's p99.9 is ten times its median, Table 2's five)."""
+TIED_UTILIZATIONS = (0.5, 0.8)
+TIED_FANOUTS = (1, 10, 100)
+FLEET_SERVERS = 20
+FLEET_REQUESTS = 200_000
 
 
 def _interval(sim: SimQuantile) -> str:
@@ -169,18 +189,90 @@ def feedback() -> None:
         )
 
 
+def _table_2() -> None:
+    print("The paper's Table 2 (a BigTable read, tied after 1 ms), for scale, not fitted:\n")
+    print("| | idle, no hedge | idle, tied | terasort, no hedge | terasort, tied |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for column, q in enumerate(TABLE_2_QUANTILES):
+        cells = [rows[k][column] for rows in (TABLE_2_IDLE, TABLE_2_TERASORT) for k in (0, 1)]
+        print(f"| p{q * 100:g} | " + " | ".join(f"{c:g} ms" for c in cells) + " |")
+    print(f"\nDisk overhead of tying: under {TIED_DISK_OVERHEAD:.0%} (the paper).\n")
+
+
+def tied(requests: int, seed: int) -> None:
+    """Print tied requests beside one copy and hedging, analytic and simulated."""
+    delay = PAPER_TIE_DELAY_MS
+    print(
+        f"\n## 5. Tied requests after {delay:g} ms (message delay "
+        f"{MESSAGE_SHARE_OF_DELAY * delay:g} ms), M/M/1 leaves with median {TIED_MEDIAN_MS:g} ms\n"
+    )
+    _table_2()
+    print(
+        "| utilization | fan-out | p99.9 one copy | hedged at p95 | tied, analytic | "
+        "tied, simulated [95%] | extra work: hedged (bound) | tied, analytic | tied, simulated |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for rho in TIED_UTILIZATIONS:
+        leaf = QueuedLeaf.with_median(TIED_MEDIAN_MS, rho)
+        tied_leaf = TiedLeaf(leaf, delay, MESSAGE_SHARE_OF_DELAY * delay)
+        for fanout in TIED_FANOUTS:
+            outcome = tie(leaf, fanout, delay, HEDGE_QUANTILE, HEDGE_QUANTILES)
+            count = requests if fanout > 1 else 10 * requests
+            sim = simulate_tied(tied_leaf, fanout, count, seed, quantiles=HEDGE_QUANTILES)
+            print(
+                f"| {rho:g} | {fanout:,} | {outcome.single[0.999]:.1f} | "
+                f"{outcome.hedged[0.999]:.1f} | {outcome.tied[0.999]:.1f} | "
+                f"{_interval(sim.quantiles[0.999])} | {outcome.hedged_extra_work:.1%} | "
+                f"{outcome.tied_extra_work:.2%} | {sim.duplicated_share:.2%} |"
+            )
+    fleet(seed)
+
+
+def fleet(seed: int) -> None:
+    """Print one leaf request, tied, in a fleet of FCFS leaves against the closed form."""
+    print(
+        f"\nThe independent-waits assumption checked: {FLEET_SERVERS} FCFS M/M/1 leaves, every "
+        f"request tied across two of them, {FLEET_REQUESTS:,} requests (one leaf request each; "
+        "the fan-out arithmetic on top is the same):\n"
+    )
+    print(
+        "| utilization | tie after | p99 closed form | p99 fleet [95%] | p99.9 closed form | "
+        "p99.9 fleet [95%] | duplicated, closed form | fleet | leaves busy in the fleet |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for rho in TIED_UTILIZATIONS:
+        leaf = QueuedLeaf.with_median(TIED_MEDIAN_MS, rho)
+        for delay in (PAPER_TIE_DELAY_MS, 0.2):
+            message = MESSAGE_SHARE_OF_DELAY * delay
+            tied_leaf = TiedLeaf(leaf, delay, message)
+            run = simulate_tied_fleet(
+                FLEET_SERVERS, leaf.service_ms, rho, FLEET_REQUESTS, seed, delay, message
+            )
+            print(
+                f"| {rho:g} | {delay:g} ms | {tied_leaf.quantile(0.99):.1f} | "
+                f"{_interval(run.quantiles[0.99])} | {tied_leaf.quantile(0.999):.1f} | "
+                f"{_interval(run.quantiles[0.999])} | {tied_leaf.duplicated_share():.2%} | "
+                f"{run.duplicated_share:.2%} | {run.utilization:.3f} |"
+            )
+
+
 def main() -> None:
-    """Print the four sections."""
+    """Print the five sections (``--tied-only``: the fifth)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--requests", type=int, default=200_000, help="simulated fanned-out requests"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--tied-only", action="store_true", help="only the tied requests")
     args = parser.parse_args()
+    if args.tied_only:
+        tied(args.requests, args.seed)
+        return
     arithmetic()
     table_1(args.requests, args.seed)
     hedging(args.requests, args.seed)
     feedback()
+    tied(args.requests, args.seed)
 
 
 if __name__ == "__main__":

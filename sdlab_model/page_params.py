@@ -17,6 +17,7 @@ from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
 from sdlab_model.llm.kv_cache import PRECISION_BYTES
 from sdlab_model.overload.fallback import FALLBACK_RANGES
 from sdlab_model.overload.policy import ENVOY_BUDGET_PERCENT, POLICY_RANGES
+from sdlab_model.overload.storm import BURST_RANGES, Burst
 from sdlab_model.params import (
     DEFAULT_ACCELERATOR,
     NUMERIC_BY_NAME,
@@ -604,6 +605,16 @@ TAIL_INPUTS: tuple[NumericInput, ...] = (
         "How busy the leaves are without hedges. Every copy sent adds load, and a busier leaf is "
         "slower (an M/M/1-like scaling): past 1 there is no steady state.",
     ),
+    _tail(
+        "tie_delay_ms",
+        "Tied request after",
+        0.5,
+        2,
+        "Tied requests: a copy is queued at a second leaf this long after the first; the first "
+        "to start cancels the other, whose cancellation takes half this long (the paper's delay "
+        "is twice the network message delay; 1 ms in its Table 2).",
+        unit="ms",
+    ),
 )
 """The Tail at scale page's inputs: the ``TailInputs`` field each sets is its name."""
 TAIL_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in TAIL_INPUTS}
@@ -852,3 +863,57 @@ FALLBACK_INPUTS: tuple[NumericInput, ...] = (
 """The Overload page's fallback section; ``source`` is the ``FallbackModel`` field each sets
 (0 replicas: no fallback; 0 queue limit: none)."""
 FALLBACK_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in FALLBACK_INPUTS}
+
+
+_BURST_DEFAULTS = {f.name: f.default for f in fields(Burst)}
+
+
+def _burst(name: str, label: str, step: float, decimals: int, help_text: str, unit: str):
+    """A burst section input typed in a box: range ``BURST_RANGES``', default ``Burst``'s."""
+    low, high = BURST_RANGES[name]
+    return NumericInput(
+        name,
+        label,
+        low,
+        high,
+        _BURST_DEFAULTS[name],
+        "linear",
+        unit,
+        False,
+        help_text,
+        step=step,
+        decimals=decimals,
+    )
+
+
+BURST_INPUTS: tuple[NumericInput, ...] = (
+    _burst(
+        "base_multiple",
+        "Load before and after",
+        0.05,
+        2,
+        "Fresh requests before and after the burst, as a multiple of capacity: below 1, so a "
+        "system that recovers has somewhere to come back to.",
+        "x",
+    ),
+    _burst(
+        "burst_multiple",
+        "Burst load",
+        0.25,
+        2,
+        "Fresh requests during the burst, as a multiple of capacity.",
+        "x",
+    ),
+    _burst("burst_s", "Burst length", 0.5, 1, "How long the burst lasts.", "s"),
+    _burst(
+        "after_s",
+        "Watched after it",
+        5.0,
+        0,
+        "How long the simulation runs on after the burst, at the load before it.",
+        "s",
+    ),
+)
+"""The Overload page's brief-overload section: the ``Burst`` field each sets is its name (the
+time before the burst and the windows keep ``Burst``'s defaults)."""
+BURST_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in BURST_INPUTS}

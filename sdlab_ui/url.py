@@ -32,9 +32,10 @@ from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.workload import Workload
 
 PAGE_PARAM_SEPARATOR = "."
-PAGE_PARAM_PREFIXES = ("tl", "llm", "tail", "overload", "priority", "fallback")
+PAGE_PARAM_PREFIXES = ("tl", "llm", "tail", "overload", "priority", "fallback", "burst")
 """Pages that keep inputs in the URL: the Timeline page (``tl.``), the LLM page (``llm.``), the
-Tail at scale page (``tail.``) and the Overload page (``overload.``, ``priority.``, ``fallback.``).
+Tail at scale page (``tail.``) and the Overload page (``overload.``, ``priority.``,
+``fallback.``, ``burst.``).
 Other dotted keys are unknown settings like any other, with a notice."""
 _PAGE_PARAM = re.compile(rf"^(?:{'|'.join(PAGE_PARAM_PREFIXES)})\.[a-z0-9_]{{1,40}}$")
 MODEL_PARAM = "model"

@@ -11,6 +11,8 @@ and its check against the Monte Carlo. Every number the page shows is a field of
   settled once and its quantiles found by one vectorized bisection (as ``HedgedLeaf.isf``).
 - ``check_tail``: ``simulate_tail`` unhedged and hedged, of bounded size, against the analytic
   quantiles on idle leaves (the Monte Carlo has no load feedback).
+- ``TailJudgement.tied``: tied requests after ``tie_delay_ms`` beside one copy and hedging, on an
+  M/M/1 leaf with the leaf's p50 as its median at the leaves' utilization (``tied.tie``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sdlab_model.tail.leaf import LeafLatency, fit_leaf
 from sdlab_model.tail.load import hedge_under_load, settle
 from sdlab_model.tail.paper import ASSUMED_FANOUT, HEDGE_QUANTILE, TABLE_1_ONE_LEAF
 from sdlab_model.tail.simulate import SimQuantile, simulate_tail
+from sdlab_model.tail.tied import PAPER_TIE_DELAY_MS, QueuedLeaf, TiedOutcome, tie
 
 QUANTILES = (0.99, 0.999)
 """The fanned-out request's quantiles the page judges: the p99 and the p99.9."""
@@ -38,6 +41,7 @@ TAIL_INPUT_RANGES: dict[str, tuple[float, float]] = {
     "fanout": (1, 10_000),
     "hedge_percentile": (50.0, 99.9),
     "base_utilization": (0.0, 0.95),
+    "tie_delay_ms": (0.0, 1000.0),
 }
 _BISECTION_STEPS = 200
 SIM_LEAVES = 10_000_000
@@ -55,6 +59,7 @@ class TailInputs:
     fanout: int = ASSUMED_FANOUT
     hedge_percentile: float = HEDGE_QUANTILE * 100
     base_utilization: float = 0.5
+    tie_delay_ms: float = PAPER_TIE_DELAY_MS
 
     def __post_init__(self) -> None:
         for name, (low, high) in TAIL_INPUT_RANGES.items():
@@ -101,6 +106,15 @@ class TailJudgement:
     utilization: float
     scale: float
     extra_work: float | None
+    tied: TiedOutcome
+    """Tied requests beside one copy and hedging on an M/M/1 leaf (median the leaf's p50, at
+    the leaves' utilization before hedging): a queue is what tying acts on."""
+
+
+def tied_outcome(inputs: TailInputs) -> TiedOutcome:
+    """``tie`` on the M/M/1 leaf with the inputs' p50 as its median and their utilization."""
+    leaf = QueuedLeaf.with_median(inputs.leaf_p50_ms, inputs.base_utilization)
+    return tie(leaf, inputs.fanout, inputs.tie_delay_ms, inputs.hedge_percentile / 100, QUANTILES)
 
 
 def judge_tail(inputs: TailInputs) -> TailJudgement:
@@ -121,6 +135,7 @@ def judge_tail(inputs: TailInputs) -> TailJudgement:
         utilization=loaded.utilization,
         scale=loaded.scale,
         extra_work=extra,
+        tied=tied_outcome(inputs),
     )
 
 

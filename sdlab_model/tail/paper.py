@@ -34,6 +34,16 @@ HEDGE_QUANTILE = 0.95
 HEDGE_EXTRA_LOAD = 0.05
 """That "approximately 5%"."""
 
+TABLE_2_QUANTILES = (0.5, 0.9, 0.99, 0.999)
+"""Table 2 ("Read latencies observed in a BigTable service benchmark"): its rows."""
+TABLE_2_IDLE = ((19.0, 38.0, 67.0, 98.0), (16.0, 29.0, 42.0, 61.0))
+"""Table 2, "mostly idle cluster": no hedge, and "tied request after 1ms" (ms)."""
+TABLE_2_TERASORT = ((24.0, 56.0, 108.0, 159.0), (19.0, 38.0, 67.0, 108.0))
+"""Table 2, "with concurrent terasort": no hedge, and tied after 1 ms (ms)."""
+TIED_DISK_OVERHEAD = 0.01
+"""Section "Tied requests": "the overhead of tied requests in disk utilization is less than 1%"
+in both of Table 2's scenarios."""
+
 
 @dataclass(frozen=True)
 class Table1Prediction:

@@ -20,9 +20,9 @@ show_notices = INPUTS.show_notices
 _set = INPUTS.set_from_widget
 _ROWS = (
     ("leaf_p50_ms", "leaf_p95_ms", "leaf_p99_ms"),
-    ("fanout", "hedge_percentile", "base_utilization"),
+    ("fanout", "hedge_percentile", "base_utilization", "tie_delay_ms"),
 )
-"""The leaf's quantiles, then the fan-out and the hedge with its load."""
+"""The leaf's quantiles, then the fan-out, the hedge with its load and the tied request."""
 
 
 def draw() -> dict:

@@ -8,8 +8,10 @@ from dataclasses import fields
 import pytest
 
 from sdlab_model.llm import GPUS, INPUT_RANGES, MODELS, LlmWorkload
+from sdlab_model.overload.storm import BURST_RANGES, Burst
 from sdlab_model.page_params import (
     ACCELERATOR_INPUT,
+    BURST_INPUTS,
     CANARY_INPUTS,
     LLM_CHOICES,
     LLM_INPUTS,
@@ -23,7 +25,7 @@ from sdlab_model.residency import ACCELERATOR_IDS, ResidencyInputs
 from sdlab_model.timeline import AutoscalerConfig, canary
 from sdlab_model.timeline.autoscalers import KNOB_RANGES
 
-_PAGE_INPUTS = (*TIMELINE_INPUTS, *CANARY_INPUTS, *LLM_INPUTS)
+_PAGE_INPUTS = (*TIMELINE_INPUTS, *CANARY_INPUTS, *LLM_INPUTS, *BURST_INPUTS)
 
 
 @pytest.mark.parametrize("spec", _PAGE_INPUTS, ids=lambda spec: spec.name)
@@ -93,3 +95,10 @@ def test_each_tail_input_is_a_tail_inputs_field_with_the_models_range_and_defaul
         assert (spec.minimum, spec.maximum) == TAIL_INPUT_RANGES[spec.name], f"{spec.name}: range"
         assert spec.default == defaults[spec.name], f"{spec.name}: default"
         assert spec.step is not None or spec.scale == "log", f"{spec.name}: neither box nor log"
+
+
+def test_each_burst_input_is_a_burst_field_with_its_range_and_default():
+    burst = Burst()
+    for spec in BURST_INPUTS:
+        assert (spec.minimum, spec.maximum) == BURST_RANGES[spec.name], f"{spec.name}: range"
+        assert spec.default == getattr(burst, spec.name), f"{spec.name}: default"
