@@ -22,3 +22,18 @@ def test_retries_near_capacity_are_flagged_wherever_the_attempts_settle():
     assert result.flagged_because and "fresh requests at 1.05x" in result.flagged_because, (
         result.flagged_because
     )
+
+
+def test_a_deadline_on_the_fullest_queues_edge_is_flagged():
+    from sdlab_model.overload import OverloadPolicy
+    from sdlab_model.overload.validation import replica_design
+
+    design = replica_design(16, 10.0, 100.0)  # the fullest queue of 24 waits 24 x 10 / 16 = 15 ms
+    on_edge = overload(design, OverloadPolicy(queue_limit=24, deadline_ms=25.0), 1.6 * 1600.0)
+    assert on_edge.flagged_because and "fullest queue" in on_edge.flagged_because, (
+        on_edge.flagged_because
+    )
+    away = overload(design, OverloadPolicy(queue_limit=24, deadline_ms=40.0), 1.6 * 1600.0)
+    assert not away.flagged_because or "fullest queue" not in away.flagged_because, (
+        away.flagged_because
+    )
