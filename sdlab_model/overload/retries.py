@@ -75,7 +75,7 @@ def retry_fixed_point(
     def queue_at(rate: float) -> Shedding:
         return shed(station, rate, policy, target_ms)
 
-    if policy.max_retries == 0 or not policy.sheds or fresh_rps <= 0.0:
+    if not policy.max_retries or not policy.sheds or fresh_rps <= 0.0:
         return RetryFixedPoint(fresh_rps, fresh_rps, 0.0, queue_at(fresh_rps), None)
 
     def excess(rate: float) -> float:

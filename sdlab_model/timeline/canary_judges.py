@@ -436,10 +436,10 @@ def judge_descriptions(false_alarm: float) -> dict[str, str]:
         FLAGGER: (
             f"Flagger's built-in checks: each interval fails when the success rate is under "
             f"{FLAGGER_MIN_SUCCESS:.0%} or the p99 over its limit; rolls back at the "
-            f"{FLAGGER_FAILED_CHECKS}th failed check (``threshold: {FLAGGER_FAILED_CHECKS}``)"
+            f"{FLAGGER_FAILED_CHECKS}th failed check (its analysis threshold)"
         ),
         ARGO: (
             "Argo Rollouts' analysis with the same per-interval checks and its default "
-            "``failureLimit: 0``: the first failed check aborts"
+            "failure limit of 0: the first failed check aborts"
         ),
     }

@@ -51,22 +51,28 @@ def share_text(share: float) -> str:
 
 def headline(result: OverloadResult) -> None:
     """What the design does at its own rate under the chosen policy."""
-    with st.container(key=HEADLINE_KEY):
-        load, rejected, dropped, p99, good = st.columns(5)
+    with st.container(key=HEADLINE_KEY):  # two rows of three: each value fits its column
+        load, p99, good = st.columns(3)
         load.metric(
-            "Offered load",
-            f"{result.offered_multiple:.2f}× capacity",
+            "Offered load (× capacity)",
+            f"{result.offered_multiple:.2f}×",
             help=f"{rate_text(result.fresh_rps)} fresh against {rate_text(result.capacity_rps)}"
             f"; {result.amplification:.2f} attempts per request with retries.",
         )
-        rejected.metric("Rejected", share_text(result.rejected_share), help="Of attempts.")
-        dropped.metric(
-            "Timed out / late",
-            f"{share_text(result.timed_out_share)} / {share_text(result.late_share)}",
-            help="Dropped from the queue at the deadline / served after the client had gone.",
-        )
         p99.metric("Served p99", ms_text(result.served_p99_ms))
         good.metric("Goodput", rate_text(result.goodput_rps), help="Served within the target.")
+        rejected, timed_out, late = st.columns(3)
+        rejected.metric("Rejected", share_text(result.rejected_share), help="Of attempts.")
+        timed_out.metric(
+            "Timed out",
+            share_text(result.timed_out_share),
+            help="Of attempts: dropped from the queue at the deadline.",
+        )
+        late.metric(
+            "Late",
+            share_text(result.late_share),
+            help="Of attempts: served after the client had gone (past the deadline).",
+        )
     if not result.is_stable:
         st.error(
             "Unstable (∞): with neither a queue limit nor a deadline, at or past capacity the "

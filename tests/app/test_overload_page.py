@@ -29,7 +29,14 @@ def _open(query: dict[str, str] | None = None):
     return app
 
 
-HEADLINE = ("Offered load", "Rejected", "Timed out / late", "Served p99", "Goodput")
+HEADLINE = (
+    "Offered load (× capacity)",
+    "Served p99",
+    "Goodput",
+    "Rejected",
+    "Timed out",
+    "Late",
+)
 """The headline's metrics (the page's later sections have metrics of their own)."""
 
 
@@ -41,11 +48,10 @@ def _expected(workload: Workload, policy: OverloadPolicy) -> dict[str, str]:
     """The headline as it should read, every number a field of ``overload``'s result."""
     result = overload(workload, policy)
     return {
-        "Offered load": f"{result.offered_multiple:.2f}× capacity",
+        "Offered load (× capacity)": f"{result.offered_multiple:.2f}×",
         "Rejected": share_text(result.rejected_share),
-        "Timed out / late": (
-            f"{share_text(result.timed_out_share)} / {share_text(result.late_share)}"
-        ),
+        "Timed out": share_text(result.timed_out_share),
+        "Late": share_text(result.late_share),
         "Served p99": ms_text(result.served_p99_ms),
         "Goodput": rate_text(result.goodput_rps),
     }
