@@ -18,6 +18,8 @@ library: it is also the child's main (``python -m sdlab_ui.server.worker``).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import gc
 import itertools
 import os
 import pickle
@@ -242,10 +244,28 @@ def _kept_jobs() -> int:
     return len(_JOBS)
 
 
+def _release_memory() -> Callable[[], None]:
+    """What returns freed memory to the system between calls: a collection, then glibc's
+    ``malloc_trim`` where there is one (freed arenas otherwise stay the process's while a
+    paused job and a grid's rows take turns)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        trim = None
+
+    def release() -> None:
+        gc.collect()
+        if trim is not None:
+            trim(0)
+
+    return release
+
+
 def _serve() -> None:
     """The child: answer calls until the parent closes the pipe."""
     if hasattr(os, "nice"):
         os.nice(NICENESS)
+    release = _release_memory()
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a stray print goes to the log, not into a reply
@@ -260,6 +280,8 @@ def _serve() -> None:
         except Exception as error:  # one that does not pickle
             data = pickle.dumps((False, RuntimeError(repr(error))))
         _write_frame(replies, data)
+        del payload, reply, data
+        release()  # after the reply: the caller does not wait for it
 
 
 if __name__ == "__main__":
