@@ -8,8 +8,8 @@ drawn per interval, each judge run on them). A row agrees when the false-alarm r
 1 point, the share flagged within 1 point, and the mean and 90th-percentile times within 10%
 (compared where both sides flag at least 5% of canaries, and both reach 90%).
 
-    nice -n 19 .venv/bin/python scripts/canary_judges.py            # ~15 s on 2 slow cores
-    nice -n 19 .venv/bin/python scripts/canary_judges.py --trials 2000 --seed 7
+    python3 scripts/canary_judges.py
+    python3 scripts/canary_judges.py --trials 2000 --seed 7
 """
 
 from __future__ import annotations

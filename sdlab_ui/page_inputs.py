@@ -88,3 +88,29 @@ def parse_number(
             "kept the default."
         )
     return (round(number) if field.integer else number), None
+
+
+def parse_numbers(
+    given: dict[str, str], specs: dict[str, NumericInput], page: str, key_prefix: str = ""
+) -> tuple[dict, list[str]]:
+    """The values of ``specs`` from URL text (missing: their defaults): a value unreadable or out
+    of range keeps its default and an unknown name is ignored, each with a notice naming
+    ``page`` (and the URL key's ``key_prefix``). Never raises."""
+    values, notices = {name: spec.default for name, spec in specs.items()}, []
+    for name, text in given.items():
+        if name not in specs:
+            notices.append(
+                f"Ignored unknown {page} setting {key_prefix}{state.plain_text(name[:30])}."
+            )
+            continue
+        number, notice = parse_number(specs[name], text, page)
+        if notice is None:
+            values[name] = number
+        else:
+            notices.append(notice)
+    return values, notices
+
+
+def changed_numbers(values: dict, specs: dict[str, NumericInput]) -> dict[str, str]:
+    """The values that differ from their defaults, as URL text."""
+    return {name: f"{value:.6g}" for name, value in values.items() if value != specs[name].default}

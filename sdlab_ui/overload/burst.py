@@ -31,9 +31,8 @@ from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.figures import FONT, TEMPLATE
 from sdlab_ui.overload.figures import COLOURS
-from sdlab_ui.page_inputs import PageInputs, parse_number
+from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
 from sdlab_ui.server import budget, runs, worker
-from sdlab_ui.state import plain_text
 from sdlab_ui.text import rate_text
 from sdlab_ui.widgets import numeric_widget
 
@@ -44,7 +43,6 @@ SEED = 0
 RETRY_VARIANTS = ("retries, no budget", "retries, budget")
 OWN = "your settings"
 _COLOURS = {**COLOURS, OWN: "black"}
-_DEFAULTS = {name: spec.default for name, spec in BURST_BY_NAME.items()}
 _PAGE = "Overload"
 _KEY = {Workload: astuple, OverloadPolicy: astuple, Burst: astuple}
 
@@ -52,17 +50,7 @@ _KEY = {Workload: astuple, OverloadPolicy: astuple, Burst: astuple}
 def _parse(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Section values from URL text (missing: defaults); unreadable or out of range: defaults,
     with a notice. Never raises."""
-    values, notices = dict(_DEFAULTS), []
-    for name, text in given.items():
-        if name not in BURST_BY_NAME:
-            notices.append(f"Ignored unknown {_PAGE} setting burst.{plain_text(name[:30])}.")
-            continue
-        number, notice = parse_number(BURST_BY_NAME[name], text, _PAGE)
-        if notice is None:
-            values[name] = number
-        else:
-            notices.append(notice)
-    return values, notices
+    return parse_numbers(given, BURST_BY_NAME, _PAGE, "burst.")
 
 
 INPUTS = PageInputs("burst", _parse)
@@ -82,7 +70,7 @@ def burst_inputs() -> Burst:
                 (name,),
             )
     values = INPUTS.current()
-    changed = {n: f"{v:.6g}" for n, v in values.items() if v != _DEFAULTS[n]}
+    changed = changed_numbers(values, BURST_BY_NAME)
     state.set_page_params(INPUTS.prefix, changed)
     return Burst(**{name: float(value) for name, value in values.items()})
 

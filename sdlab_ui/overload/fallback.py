@@ -21,16 +21,14 @@ from sdlab_model.page_params import FALLBACK_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import diagram, state
 from sdlab_ui.figures import FONT, TEMPLATE
-from sdlab_ui.page_inputs import PageInputs, parse_number
+from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
 from sdlab_ui.server import budget
-from sdlab_ui.state import plain_text
 from sdlab_ui.text import rate_text
 from sdlab_ui.widgets import numeric_widget
 
 KEY = "overload.fallback"
 """Keys of the section's headline, chart and diagram; its inputs are ``fallback.*``."""
 _PAGE = "Overload"
-_DEFAULTS = {name: spec.default for name, spec in FALLBACK_BY_NAME.items()}
 _KEY = {Workload: astuple, OverloadPolicy: astuple, FallbackModel: astuple}
 LEGEND = (
     "The request path: :green-badge[green] healthy · :orange-badge[amber] sheds or is over 80% "
@@ -43,17 +41,7 @@ WITH_COLOUR, WITHOUT_COLOUR = "#0f766e", "#6b7280"
 def _parse(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Section values from URL text (missing: defaults); unreadable or out of range: the
     default, with a notice. Never raises."""
-    values, notices = dict(_DEFAULTS), []
-    for name, text in given.items():
-        if name not in FALLBACK_BY_NAME:
-            notices.append(f"Ignored unknown {_PAGE} fallback setting {plain_text(name[:30])}.")
-            continue
-        number, notice = parse_number(FALLBACK_BY_NAME[name], text, _PAGE)
-        if notice is None:
-            values[name] = number
-        else:
-            notices.append(notice)
-    return values, notices
+    return parse_numbers(given, FALLBACK_BY_NAME, _PAGE, "fallback.")
 
 
 INPUTS = PageInputs("fallback", _parse)
@@ -86,7 +74,7 @@ def fallback_inputs() -> FallbackModel:
                 (name,),
             )
     values = INPUTS.current()
-    changed = {name: f"{v:.6g}" for name, v in values.items() if v != _DEFAULTS[name]}
+    changed = changed_numbers(values, FALLBACK_BY_NAME)
     state.set_page_params(INPUTS.prefix, changed)
     return model_of(values)
 

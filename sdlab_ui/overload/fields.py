@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sdlab_model.overload import OverloadPolicy
 from sdlab_model.page_params import OVERLOAD_BY_NAME
-from sdlab_ui.page_inputs import parse_number
+from sdlab_ui.page_inputs import changed_numbers, parse_numbers
 from sdlab_ui.state import plain_text
 
 PAGE = "Overload"
@@ -25,16 +25,7 @@ def default_values() -> dict:
 def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Page values from URL text (missing: defaults); a value unreadable or out of range keeps
     its default, with a notice. Never raises."""
-    values, notices = default_values(), []
-    for name, text in given.items():
-        if name in OVERLOAD_BY_NAME:
-            number, notice = parse_number(OVERLOAD_BY_NAME[name], text, PAGE)
-            if notice is None:
-                values[name] = number
-            else:
-                notices.append(notice)
-        else:
-            notices.append(f"Ignored unknown {PAGE} setting {plain_text(name[:30])}.")
+    values, notices = parse_numbers(given, OVERLOAD_BY_NAME, PAGE)
     _, problem = build_policy(values)
     if problem is not None:
         notices.append(f"{problem} The {PAGE} page starts from its defaults.")
@@ -44,7 +35,7 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
 
 def url_values(values: dict) -> dict[str, str]:
     """The inputs that differ from their defaults, as URL text."""
-    return {name: f"{value:.6g}" for name, value in values.items() if value != _DEFAULTS[name]}
+    return changed_numbers(values, OVERLOAD_BY_NAME)
 
 
 def build_policy(values: dict) -> tuple[OverloadPolicy | None, str | None]:

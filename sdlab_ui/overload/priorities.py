@@ -27,9 +27,8 @@ from sdlab_model.page_params import PRIORITY_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE
-from sdlab_ui.page_inputs import PageInputs, parse_number
+from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
 from sdlab_ui.server import budget
-from sdlab_ui.state import plain_text
 from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import numeric_widget
 
@@ -70,23 +69,14 @@ def cached_latency(
 def cached_sweep(servers: int, service_ms: float, specs: ClassSpec) -> LoadSweep:
     """``p99_against_load`` over ``SWEEP_UTILIZATIONS`` (the rate does not enter: it is swept)."""
     queue = _queue(servers * 1000.0 / service_ms, servers, service_ms, specs)
-    with budget.slot(budget.WORK):  # ~0.15 s a sweep: visitors missing together take turns
+    with budget.slot(budget.WORK):  # visitors missing the cache together take turns
         return p99_against_load(queue, np.array(SWEEP_UTILIZATIONS))
 
 
 def _parse(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Section values from URL text (missing: defaults); unreadable, out of range or shares
     leaving nothing for the last class: defaults, with a notice. Never raises."""
-    values, notices = dict(_DEFAULTS), []
-    for name, text in given.items():
-        if name not in PRIORITY_BY_NAME:
-            notices.append(f"Ignored unknown {_PAGE} setting {plain_text(name[:30])}.")
-            continue
-        number, notice = parse_number(PRIORITY_BY_NAME[name], text, _PAGE)
-        if notice is None:
-            values[name] = number
-        else:
-            notices.append(notice)
+    values, notices = parse_numbers(given, PRIORITY_BY_NAME, _PAGE, "priority.")
     if _spec(values, 1.0)[0] is None:
         notices.append(f"{_spec(values, 1.0)[1][0]} The classes start from their defaults.")
         values = dict(_DEFAULTS)
@@ -94,10 +84,6 @@ def _parse(given: dict[str, str]) -> tuple[dict, list[str]]:
 
 
 INPUTS = PageInputs("priority", _parse)
-
-
-def _url_values(values: dict) -> dict[str, str]:
-    return {name: f"{value:.6g}" for name, value in values.items() if value != _DEFAULTS[name]}
 
 
 def class_inputs(service_ms: float) -> tuple[ClassSpec | None, list[str]]:
@@ -117,7 +103,7 @@ def class_inputs(service_ms: float) -> tuple[ClassSpec | None, list[str]]:
                 (name,),
             )
     values = INPUTS.current()
-    state.set_page_params(INPUTS.prefix, _url_values(values))
+    state.set_page_params(INPUTS.prefix, changed_numbers(values, PRIORITY_BY_NAME))
     st.caption(
         f"**{_names(values)[-1]}** takes the rest of the requests and is served last; targets "
         f"in service times ({ms_text(service_ms)} each)."

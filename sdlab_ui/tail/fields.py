@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sdlab_model.page_params import TAIL_BY_NAME
 from sdlab_model.tail import TailInputs
-from sdlab_ui.page_inputs import parse_number
+from sdlab_ui.page_inputs import changed_numbers, parse_numbers
 from sdlab_ui.state import plain_text
 
 INPUT_NAMES: tuple[str, ...] = tuple(TAIL_BY_NAME)
@@ -26,16 +26,7 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
     """Page values from URL text (missing: defaults). A value that is unreadable or out of range
     keeps its default, and so does a whole set the model refuses (a p95 below the p50); each
     with a notice. Never raises."""
-    values, notices = default_values(), []
-    for name, text in given.items():
-        if name in TAIL_BY_NAME:
-            number, notice = parse_number(TAIL_BY_NAME[name], text, "Tail at scale")
-            if notice is None:
-                values[name] = number
-            else:
-                notices.append(notice)
-        else:
-            notices.append(f"Ignored unknown Tail at scale setting {plain_text(name[:30])}.")
+    values, notices = parse_numbers(given, TAIL_BY_NAME, "Tail at scale")
     _, problem = build_inputs(values)
     if problem is not None:
         notices.append(f"{problem} The Tail at scale page starts from its defaults.")
@@ -45,7 +36,7 @@ def parse_params(given: dict[str, str]) -> tuple[dict, list[str]]:
 
 def url_values(values: dict) -> dict[str, str]:
     """The inputs that differ from their defaults, as URL text."""
-    return {name: f"{value:.6g}" for name, value in values.items() if value != _DEFAULTS[name]}
+    return changed_numbers(values, TAIL_BY_NAME)
 
 
 def build_inputs(values: dict) -> tuple[TailInputs | None, str | None]:
