@@ -3,10 +3,11 @@ what waits too long and its clients retry: goodput against offered load up to 3Ã
 
 import streamlit as st
 
-from sdlab_ui import state
+from sdlab_ui import cache, state
 from sdlab_ui.overload import burst, checks, controls, fallback, fields, priorities, sections
 
-workload = state.current().workload
+lab = state.current()
+workload = lab.workload
 st.title("Overload: shedding, retries and goodput")
 st.caption(
     "The sidebar's design, per replica: a queue limit rejects at once, a deadline drops what "
@@ -20,7 +21,10 @@ if policy is None:
     st.info(problem, icon=":material/info:")
 else:
     sections.deadline_check(workload, policy)
-    sections.headline(sections.cached_result(workload, policy))
+    result = sections.cached_result(workload, policy)
+    sections.headline(result)
+    judged = cache.lab_view(lab.workload, lab.model, lab.residency).result
+    sections.lab_p99_note(result, judged.p99_ms)
     curve = sections.cached_curve(workload, policy)
     sections.chart(curve, workload.rate_rps)
     sections.table(curve)

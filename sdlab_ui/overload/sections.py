@@ -7,6 +7,7 @@ fraction of a second), so a rerun that changes nothing computes nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import astuple
 
 import pandas as pd
@@ -89,6 +90,23 @@ def headline(result: OverloadResult) -> None:
     notes = [n for n in (result.approximate_because, result.flagged_because) if n]
     if notes:
         st.caption("Approximate: " + "; ".join(notes) + ".")
+
+
+def lab_p99_note(result: OverloadResult, judged_p99_ms: float) -> None:
+    """Where this page's queue model and the Lab's judgement of the design part by more than 5%,
+    say so: the Lab, Advice and Models and memory show the judgement."""
+    served = result.served_p99_ms
+    if math.isfinite(served) and math.isfinite(judged_p99_ms):
+        apart = abs(served / judged_p99_ms - 1.0) > 0.05
+    else:
+        apart = math.isfinite(served) != math.isfinite(judged_p99_ms)
+    if apart:
+        st.caption(
+            f"Without shedding or retries the Lab judges this design's p99 at "
+            f"{ms_text(judged_p99_ms)} (as the Lab, Advice and Models and memory show). This "
+            f"page's per-replica queue (Poisson arrivals at each replica, a batch slot seen as "
+            f"servers) gives {ms_text(served)} for what is served under these settings."
+        )
 
 
 def deadline_check(workload: Workload, policy: OverloadPolicy) -> None:

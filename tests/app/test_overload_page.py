@@ -152,3 +152,17 @@ def test_the_simulation_check_shows_check_designs_comparison():
     assert list(table["Error"]) == [f"{e:.1%}" for e in row.errors.values()], "not its errors"
     said = " ".join(m.value for m in app.markdown)
     assert "Within" in said or "Beyond" in said, f"no verdict: {said}"
+
+
+def test_where_the_queue_model_and_the_labs_judgement_part_the_page_says_both():
+    from sdlab_model.assessment import judge
+
+    app = _open({})  # the default design batches: this page's queue model is approximate there
+    judged = judge(Workload()).p99_ms
+    served = overload(Workload(), OverloadPolicy()).served_p99_ms
+    assert abs(served / judged - 1.0) > 0.05, "the case no longer parts; pick another"
+    captions = " ".join(c.value for c in app.caption)
+    assert f"judges this design's p99 at {ms_text(judged)}" in captions, captions
+    assert ms_text(served) in captions, captions
+    unbatched = _open({"dynamic_batching": "false", "rate_rps": "300"})
+    assert "judges this design's p99" not in " ".join(c.value for c in unbatched.caption)
