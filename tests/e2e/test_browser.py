@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -77,12 +78,29 @@ def test_clicking_a_heatmap_cell_loads_it(lab_page, server_url):
     plot_area = lab_page.locator(f"{PLOTLY} .nsewdrag").first
     box = plot_area.bounding_box()
     # Upper right of the plot: a high rate and many replicas, far from the default 200 req/s x 2.
-    lab_page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + 0.2 * box["height"])
+    x, y = box["x"] + 0.8 * box["width"], box["y"] + 0.2 * box["height"]
+    # The cells' click layer draws no marker per cell (marker.maxdisplayed): its hover and its
+    # selection come from the data, so read the cell under the pointer from its hover label.
+    lab_page.mouse.move(x, y)
+    label = lab_page.locator(f"{PLOTLY} .hoverlayer .hovertext").first
+    label.wait_for()
+    hover = label.text_content()
+    rate, replicas = _HOVER_RATE.search(hover), _HOVER_REPLICAS.search(hover)
+    assert rate and replicas and "p99" in hover, f"the cell's hover reads {hover!r}"
     # The URL names only inputs that differ from their defaults: a loaded cell adds the rate.
     assert "rate_rps=" not in lab_page.evaluate("location.search"), "the lab is not the default"
+    lab_page.mouse.click(x, y)
     # Under load a rerun can take seconds; the context's default timeout bounds the wait.
     lab_page.wait_for_function("() => location.search.includes('rate_rps=')")
+    query = lab_page.evaluate("Object.fromEntries(new URLSearchParams(location.search))")
+    loaded = (float(query["rate_rps"]), int(query["replicas"]))
+    expected = (float(rate.group(1).replace(",", "")), int(replicas.group(1)))
+    assert loaded == pytest.approx(expected, rel=0.01), f"hovered {expected}, loaded {loaded}"
     assert lab_page.locator(EXCEPTION).count() == 0, "clicking a cell raised an exception"
+
+
+_HOVER_RATE = re.compile(r"rate ([0-9,.]+) req/s")
+_HOVER_REPLICAS = re.compile(r"replicas ([0-9]+)")
 
 
 def test_card_3_changes_the_recommended_shape(lab_page, server_url):
