@@ -17,7 +17,6 @@ import time
 from collections.abc import Iterable, MutableMapping
 
 import streamlit as st
-from streamlit.runtime import Runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile
@@ -65,15 +64,16 @@ def release_unused(
 def release_this_sessions_unused() -> int:
     """``release_unused`` for the session whose run this is, holding what its uploaders hold."""
     context = get_script_run_ctx()
-    if context is None or not Runtime.exists():
+    if context is None:
         return 0
-    manager = Runtime.instance().uploaded_file_mgr
+    manager = context.uploaded_file_mgr  # the server's own, which its uploaders store into
     # Only Streamlit's in-memory manager lists a session's files; most runs have none stored,
     # and reading every session value to find the held ones costs milliseconds.
     if not isinstance(manager, MemoryUploadedFileManager) or not manager.file_storage.get(
         context.session_id
     ):
-        st.session_state.pop(_SEEN_KEY, None)
+        if _SEEN_KEY in st.session_state:
+            del st.session_state[_SEEN_KEY]
         return 0
     held = [file.file_id for file in _held_files(st.session_state.values())]
     unheld_since = st.session_state.setdefault(_SEEN_KEY, {})
