@@ -13,6 +13,7 @@ drop that line).
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,16 @@ def compile_kernels() -> None:
     model's; each compiled by a Python process of its own into numba's disk cache, then loaded."""
     warm_up_in_a_subprocess()
     warm_up_llm_in_a_subprocess()
+    freeze_startup_objects()
+
+
+def freeze_startup_objects() -> None:
+    """Exempt what the server holds once warm (Streamlit, numpy, numba, plotly: ~200k objects)
+    from Python's full collections, which otherwise walk all of them while holding the
+    interpreter lock and stall every visitor (docs/performance.md). Garbage first, so none of it
+    is kept for good."""
+    gc.collect()
+    gc.freeze()
 
 
 def warm_up_llm_in_a_subprocess() -> None:

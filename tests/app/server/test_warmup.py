@@ -3,6 +3,7 @@ the model is slower, and the line is gone once they are compiled."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pytest
@@ -53,5 +54,17 @@ def test_the_background_compile_prepares_the_queueing_then_the_llm_kernels(monke
     monkeypatch.setattr(warmup, "warm_up_in_a_subprocess", lambda: calls.append("queueing"))
     monkeypatch.setattr(warmup.subprocess, "run", lambda args, **_: calls.append(args[-1]))
     monkeypatch.setattr(warmup.llm_warmup, "warm_up", lambda: calls.append("llm here"))
+    monkeypatch.setattr(warmup, "freeze_startup_objects", lambda: calls.append("freeze"))
     warmup.compile_kernels()
-    assert calls == ["queueing", "sdlab_model.llm.warmup", "llm here"], f"compiled {calls}"
+    expected = ["queueing", "sdlab_model.llm.warmup", "llm here", "freeze"]
+    assert calls == expected, f"compiled {calls}"
+
+
+def test_a_warm_server_exempts_what_it_holds_from_full_collections():
+    gc.unfreeze()  # what an app run's background compile may have frozen in this process
+    assert gc.get_freeze_count() == 0
+    try:
+        warmup.freeze_startup_objects()
+        assert gc.get_freeze_count() > 10_000, "the start-up objects were not frozen"
+    finally:
+        gc.unfreeze()
