@@ -262,8 +262,8 @@ def _with_click_layer(traces: list[dict], grid: P99Grid) -> list[dict]:
     its point, and the page loads that cell into the Lab. Plotly shows one hover at a time (the
     nearest point wins), so the points carry the cells' hover and the heatmap layers' own hover
     is skipped (their data stays, for the tests and the CSV to read). Hover and selection read
-    the points' data, not their drawn markers, so ``maxdisplayed`` draws one marker, not one
-    per cell: ~2,900 invisible markers were half of the page's drawing in the browser.
+    the points' data, not their drawn markers, so ``maxdisplayed`` draws one marker: an
+    invisible marker per cell was most of the page's drawing in the browser.
     """
     colour, unstable, *rest = traces
     stable = np.isfinite(grid.p99_ms)
