@@ -51,7 +51,8 @@ def freeze_startup_objects() -> None:
     """Exempt what the server holds once warm (Streamlit, numpy, numba, plotly: ~200k objects)
     from Python's full collections, which otherwise walk all of them while holding the
     interpreter lock and stall every visitor (docs/performance.md). Garbage first, so none of it
-    is kept for good."""
+    is kept for good; what is alive now and later dropped in a reference cycle is never freed
+    (once per process: the sessions open at this moment, at most)."""
     gc.collect()
     gc.freeze()
 
