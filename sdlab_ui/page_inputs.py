@@ -10,14 +10,14 @@ run and on Back/Forward (``state.url_loads``), with a notice for each value not 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
 from sdlab_model.params import NumericInput
 from sdlab_ui import state
-from sdlab_ui.widgets import input_label
+from sdlab_ui.widgets import input_label, numeric_widget
 
 Parse = Callable[[dict[str, str]], tuple[dict, list[str]]]
 
@@ -55,6 +55,20 @@ class PageInputs:
         """A widget's ``on_change``: its value becomes input ``name``'s."""
         values = st.session_state[f"{self.prefix}.values"]
         self.replace({**values, name: st.session_state[self.widget + name]})
+
+    def number_row(self, specs: dict[str, NumericInput], names: Sequence[str] = ()) -> dict:
+        """Draw the inputs ``names`` (all of ``specs`` if none) in one row, each a view of its
+        value; put the values that differ from their defaults in the URL; the page's values."""
+        values = self.current()
+        names = tuple(names) or tuple(specs)
+        for column, name in zip(st.columns(len(names)), names, strict=True):
+            with column:
+                numeric_widget(
+                    specs[name], self.widget + name, values[name], self.set_from_widget, (name,)
+                )
+        values = self.current()
+        state.set_page_params(self.prefix, changed_numbers(values, specs))
+        return values
 
     def show_notices(self) -> None:
         """What the URL asked for that the page could not take as given, until the next change."""

@@ -28,13 +28,11 @@ from sdlab_model.overload.storm import (
 )
 from sdlab_model.page_params import BURST_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import state
 from sdlab_ui.figures import FONT, TEMPLATE
 from sdlab_ui.overload.figures import COLOURS
-from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
+from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget, runs, worker
 from sdlab_ui.text import rate_text
-from sdlab_ui.widgets import numeric_widget
 
 KEY = "overload.burst"
 SIMULATE_KEY = KEY + ".simulate"
@@ -59,19 +57,7 @@ INPUTS = PageInputs("burst", _parse)
 def burst_inputs() -> Burst:
     """The burst's inputs in one row; the ``Burst`` they make (each input is a field)."""
     INPUTS.show_notices()
-    values = INPUTS.current()
-    for column, name in zip(st.columns(len(BURST_BY_NAME)), BURST_BY_NAME, strict=True):
-        with column:
-            numeric_widget(
-                BURST_BY_NAME[name],
-                INPUTS.widget + name,
-                values[name],
-                INPUTS.set_from_widget,
-                (name,),
-            )
-    values = INPUTS.current()
-    changed = changed_numbers(values, BURST_BY_NAME)
-    state.set_page_params(INPUTS.prefix, changed)
+    values = INPUTS.number_row(BURST_BY_NAME)
     return Burst(**{name: float(value) for name, value in values.items()})
 
 

@@ -19,12 +19,11 @@ from sdlab_model.overload.goodput import MULTIPLES
 from sdlab_model.overload.policy import Station
 from sdlab_model.page_params import FALLBACK_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import diagram, state
+from sdlab_ui import diagram
 from sdlab_ui.figures import FONT, TEMPLATE
-from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
+from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget
 from sdlab_ui.text import rate_text
-from sdlab_ui.widgets import numeric_widget
 
 KEY = "overload.fallback"
 """Keys of the section's headline, chart and diagram; its inputs are ``fallback.*``."""
@@ -62,21 +61,7 @@ def model_of(values: dict) -> FallbackModel:
 def fallback_inputs() -> FallbackModel:
     """Draw the section's inputs in one row; the model they make, in the URL from here on."""
     INPUTS.show_notices()
-    values = INPUTS.current()
-    names = tuple(FALLBACK_BY_NAME)
-    for column, name in zip(st.columns(len(names)), names, strict=True):
-        with column:
-            numeric_widget(
-                FALLBACK_BY_NAME[name],
-                INPUTS.widget + name,
-                values[name],
-                INPUTS.set_from_widget,
-                (name,),
-            )
-    values = INPUTS.current()
-    changed = changed_numbers(values, FALLBACK_BY_NAME)
-    state.set_page_params(INPUTS.prefix, changed)
-    return model_of(values)
+    return model_of(INPUTS.number_row(FALLBACK_BY_NAME))
 
 
 @st.cache_data(max_entries=64, hash_funcs=_KEY, show_spinner=False)

@@ -25,12 +25,10 @@ from sdlab_model.overload.priorities import (
 )
 from sdlab_model.page_params import PRIORITY_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui import state
 from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE
-from sdlab_ui.page_inputs import PageInputs, changed_numbers, parse_numbers
+from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget
 from sdlab_ui.text import ms_text
-from sdlab_ui.widgets import numeric_widget
 
 KEY = "overload.priorities"
 """Keys of the section's table and chart; its inputs are ``priority.*`` (``INPUTS``)."""
@@ -93,17 +91,7 @@ def class_inputs(service_ms: float) -> tuple[ClassSpec | None, list[str]]:
     names = _names(values)
     shown = ["classes", *(f"{name}_share_pct" for name in names[:-1])]
     shown += [f"{name}_target_x" for name in names]
-    for column, name in zip(st.columns(len(shown)), shown, strict=True):
-        with column:
-            numeric_widget(
-                PRIORITY_BY_NAME[name],
-                INPUTS.widget + name,
-                values[name],
-                INPUTS.set_from_widget,
-                (name,),
-            )
-    values = INPUTS.current()
-    state.set_page_params(INPUTS.prefix, changed_numbers(values, PRIORITY_BY_NAME))
+    values = INPUTS.number_row(PRIORITY_BY_NAME, shown)
     st.caption(
         f"**{_names(values)[-1]}** takes the rest of the requests and is served last; targets "
         f"in service times ({ms_text(service_ms)} each)."
