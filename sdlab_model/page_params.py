@@ -60,7 +60,8 @@ ACCELERATOR_INPUT = ChoiceInput(
 def _typed(
     name: str, label: str, low: float, high: float, default: float, step: float, **kw
 ) -> NumericInput:
-    """A Timeline input typed in a box: linear, with its own step and no unit of its own."""
+    """A page input typed in a box: linear, with its own step (the Timeline's, the Overload
+    page's sections')."""
     unit, integer, help_text = kw.pop("unit", ""), kw.pop("integer", False), kw.pop("help", "")
     return NumericInput(
         name, label, low, high, default, "linear", unit, integer, help_text, step=step, **kw
@@ -694,19 +695,7 @@ OVERLOAD_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in OVERLOA
 
 def _priority(name: str, label: str, low: float, high: float, default: float, help_text: str, **kw):
     """A priority section input typed in a box."""
-    return NumericInput(
-        name,
-        label,
-        low,
-        high,
-        default,
-        "linear",
-        kw.pop("unit", ""),
-        kw.pop("integer", False),
-        help_text,
-        step=kw.pop("step", 1.0),
-        decimals=kw.pop("decimals", None),
-    )
+    return _typed(name, label, low, high, default, kw.pop("step", 1.0), help=help_text, **kw)
 
 
 _TARGET_HELP = (
@@ -786,20 +775,8 @@ PRIORITY_BY_NAME: dict[str, NumericInput] = {spec.name: spec for spec in PRIORIT
 def _fallback(name: str, label: str, field: str, default: float, help_text: str, **kw):
     """A fallback section input typed in a box, its range the model's (``FALLBACK_RANGES``)."""
     low, high = kw.pop("range", None) or FALLBACK_RANGES[field]
-    return NumericInput(
-        name,
-        label,
-        low,
-        high,
-        default,
-        "linear",
-        kw.pop("unit", ""),
-        kw.pop("integer", False),
-        help_text,
-        step=kw.pop("step", 1.0),
-        decimals=kw.pop("decimals", None),
-        source=field,
-    )
+    step = kw.pop("step", 1.0)
+    return _typed(name, label, low, high, default, step, help=help_text, source=field, **kw)
 
 
 FALLBACK_INPUTS: tuple[NumericInput, ...] = (
