@@ -57,6 +57,10 @@ SECTIONS: tuple[str, ...] = (
 )
 """The report's section headings, in order (the HTML and the Markdown share them)."""
 DOT_TIMEOUT_S = 10
+DOT_RECYCLE_AFTER = 200
+"""Drawings one ``dot`` process makes before a fresh one takes over (each leaves ~11 kB)."""
+DOT_IDLE_S = 30.0
+"""How long an unused ``dot`` process is kept."""
 MODEL_TITLES = {"queueing": "Queueing (M/D/c + batching)", "teaching": "Teaching (budgets)"}
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2937;
@@ -85,12 +89,25 @@ def dot_available() -> bool:
     return _dot_executable() is not None
 
 
-def architecture_svg(dot: str) -> str | None:
-    """The diagram as inline SVG from Graphviz's ``dot``; None where it is missing or fails."""
+@functools.lru_cache(maxsize=1)
+def _dot_process() -> spawn.Coprocess | None:
+    """The server's one running ``dot``, for every diagram: a drawing takes a few milliseconds
+    of its layout, not a process start."""
     executable = _dot_executable()
     if executable is None:
         return None
-    output = spawn.run_filter([executable, "-Tsvg"], dot.encode(), DOT_TIMEOUT_S)
+    return spawn.Coprocess(
+        [executable, "-Tsvg"], b"</svg>\n", recycle_after=DOT_RECYCLE_AFTER, idle_s=DOT_IDLE_S
+    )
+
+
+def architecture_svg(dot: str) -> str | None:
+    """The diagram as inline SVG from Graphviz's ``dot``; None where it is missing or fails."""
+    process = _dot_process()
+    if process is None:
+        return None
+    # dot draws a graph once the line with its closing brace has ended.
+    output = process.run(dot.encode() + b"\n", DOT_TIMEOUT_S)
     start = -1 if output is None else output.find(b"<svg")
     if start < 0:
         return None

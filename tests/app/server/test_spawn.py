@@ -1,4 +1,5 @@
-"""run_filter: bytes through a child program, never a leaked descriptor or a process left behind."""
+"""Coprocess: inputs through one running program, never a leaked descriptor or a process left
+behind."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from sdlab_ui.server import spawn
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
-CAT, TRUE = shutil.which("cat"), shutil.which("true")
+CAT = shutil.which("cat")
 
 
 def _children(argument: str) -> list[str]:
@@ -35,38 +36,80 @@ def _open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
 
 
-def test_input_larger_than_a_pipe_comes_back_whole():
-    data = bytes(range(256)) * 4096  # 1 MiB: writing and reading must interleave
-    assert spawn.run_filter([CAT], data, timeout_s=10) == data, "cat changed its input"
+def _coprocess(argv: list[str], **kwargs) -> spawn.Coprocess:
+    options = {"recycle_after": 1000, "idle_s": 60.0, **kwargs}
+    return spawn.Coprocess(argv, b"END\n", **options)
 
 
-def test_empty_input_and_a_program_that_reads_nothing():
-    assert spawn.run_filter([CAT], b"", timeout_s=10) == b"", "empty in, empty out"
-    echo = [shutil.which("sh"), "-c", "echo done"]
-    assert spawn.run_filter(echo, b"x" * 300_000, timeout_s=10) == b"done\n", (
-        "a program that exits without reading its input should still give its output"
-    )
+def test_a_coprocess_answers_input_after_input_from_one_process():
+    process = _coprocess([CAT])
+    try:
+        assert process.run(b"first END\n", timeout_s=10) == b"first END\n"
+        pid = process.pid
+        big = b"x" * 300_000 + b"END\n"  # larger than a pipe: writing and reading interleave
+        assert process.run(big, timeout_s=10) == big, "a large input came back changed"
+        assert process.run(b"third END\n", timeout_s=10) == b"third END\n"
+        assert process.pid == pid, "each input started a process of its own"
+    finally:
+        process.stop()
+    assert process.pid is None and not _children(CAT + " "), "stop left the process running"
 
 
-def test_failure_missing_program_and_stderr():
-    assert spawn.run_filter([shutil.which("false")], b"x", timeout_s=10) is None, "exit 1 kept"
-    assert spawn.run_filter(["/nonexistent/dot"], b"x", timeout_s=10) is None, "no program"
-    noisy = [shutil.which("sh"), "-c", "echo oops >&2; echo out"]
-    assert spawn.run_filter(noisy, b"", timeout_s=10) == b"out\n", "stderr leaked into output"
+def test_a_failed_input_gives_none_and_the_next_input_a_fresh_process():
+    # Answers its first line, then exits on the second: as dot exits on a syntax error.
+    script = 'read line; echo oops >&2; echo "$line"; read line; exit 1'
+    process = _coprocess([shutil.which("sh"), "-c", script])
+    try:
+        assert process.run(b"one END\n", timeout_s=10) == b"one END\n", "stderr in the output?"
+        first = process.pid
+        assert process.run(b"two END\n", timeout_s=10) is None, "an exit was taken for an answer"
+        assert process.pid is None, "the failed process was kept"
+        assert process.run(b"three END\n", timeout_s=10) == b"three END\n"
+        assert process.pid not in (None, first), "the next input did not start a fresh process"
+    finally:
+        process.stop()
 
 
-def test_a_slow_program_is_killed_at_the_timeout_and_reaped():
-    marker = "7.31415"
+def test_a_coprocess_that_does_not_answer_is_killed_at_the_timeout():
+    marker = "7.2718"
+    process = _coprocess([shutil.which("sh"), "-c", f"cat > /dev/null; sleep {marker}"])
     started = time.monotonic()
-    assert spawn.run_filter([shutil.which("sleep"), marker], b"", timeout_s=0.3) is None
+    assert process.run(b"no answer END\n", timeout_s=0.3) is None
     assert time.monotonic() - started < 3, "the timeout did not stop the wait"
-    assert not _children(marker), f"the slow child was left behind: {_children(marker)}"
+    assert process.pid is None and not _children(marker), "the silent process was left behind"
+    assert (
+        spawn.Coprocess(["/nonexistent/dot"], b"\n", recycle_after=1, idle_s=1).run(
+            b"x\n", timeout_s=1
+        )
+        is None
+    ), "a missing program gave an answer"
 
 
-def test_no_descriptor_is_leaked():
+def test_a_coprocess_is_recycled_and_stopped_when_idle():
+    process = _coprocess([CAT], recycle_after=2, idle_s=0.2)
     before = _open_descriptors()
-    for _ in range(20):
-        spawn.run_filter([CAT], b"abc", timeout_s=10)
-        spawn.run_filter([TRUE], b"abc" * 100_000, timeout_s=10)
-        spawn.run_filter(["/nonexistent/dot"], b"abc", timeout_s=10)
-    assert _open_descriptors() == before, "run_filter leaked file descriptors"
+    pids = []
+    for _ in range(4):
+        process.run(b"a END\n", timeout_s=10)
+        pids.append(process.pid)
+    assert None not in (pids[0], pids[2]) and pids[0] != pids[2], f"not recycled: {pids}"
+    assert pids[1] is None and pids[3] is None, f"not stopped at the recycle: {pids}"
+    process.run(b"b END\n", timeout_s=10)
+    assert process.pid is not None
+    deadline = time.monotonic() + 5
+    while process.pid is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.pid is None, "an idle process was kept past idle_s"
+    assert not _children(CAT + " ") and _open_descriptors() == before, "leaked a child or a pipe"
+
+
+def test_diagrams_share_one_running_dot():
+    from sdlab_ui import report
+
+    if not report.dot_available():
+        pytest.skip("Graphviz's dot is not installed")
+    first = report.architecture_svg("digraph { a -> b }")
+    pid = report._dot_process().pid
+    second = report.architecture_svg('digraph { a -> c [label="x"] }')
+    assert first.startswith("<svg") and second.startswith("<svg") and first != second
+    assert report._dot_process().pid == pid, "the second diagram started another dot"
