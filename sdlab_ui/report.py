@@ -14,10 +14,8 @@ from the model is HTML-escaped; nothing from a visitor reaches the report but va
 
 from __future__ import annotations
 
-import functools
 import html
 import math
-import shutil
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -56,11 +54,6 @@ SECTIONS: tuple[str, ...] = (
     "Assumptions and sources",
 )
 """The report's section headings, in order (the HTML and the Markdown share them)."""
-DOT_TIMEOUT_S = 10
-DOT_RECYCLE_AFTER = 200
-"""Drawings one ``dot`` process makes before a fresh one takes over (each leaves ~11 kB)."""
-DOT_IDLE_S = 30.0
-"""How long an unused ``dot`` process is kept."""
 MODEL_TITLES = {"queueing": "Queueing (M/D/c + batching)", "teaching": "Teaching (budgets)"}
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2937;
@@ -78,36 +71,18 @@ pre { background: #f3f5f9; padding: 0.75rem; overflow-x: auto; font-size: 0.8rem
 """
 
 
-@functools.lru_cache(maxsize=1)
-def _dot_executable() -> str | None:
-    """Where ``dot`` is, looked up once: a search of PATH costs ~0.1 ms, every new diagram."""
-    return shutil.which("dot")
-
-
 def dot_available() -> bool:
     """Whether Graphviz's ``dot`` is installed here (the server draws the diagrams)."""
-    return _dot_executable() is not None
-
-
-@functools.lru_cache(maxsize=1)
-def _dot_process() -> spawn.Coprocess | None:
-    """The server's one running ``dot``, for every diagram: a drawing takes a few milliseconds
-    of its layout, not a process start."""
-    executable = _dot_executable()
-    if executable is None:
-        return None
-    return spawn.Coprocess(
-        [executable, "-Tsvg"], b"</svg>\n", recycle_after=DOT_RECYCLE_AFTER, idle_s=DOT_IDLE_S
-    )
+    return spawn.dot() is not None
 
 
 def architecture_svg(dot: str) -> str | None:
     """The diagram as inline SVG from Graphviz's ``dot``; None where it is missing or fails."""
-    process = _dot_process()
+    process = spawn.dot()
     if process is None:
         return None
     # dot draws a graph once the line with its closing brace has ended.
-    output = process.run(dot.encode() + b"\n", DOT_TIMEOUT_S)
+    output = process.run(dot.encode() + b"\n", spawn.DOT_TIMEOUT_S)
     start = -1 if output is None else output.find(b"<svg")
     if start < 0:
         return None

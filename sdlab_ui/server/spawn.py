@@ -9,8 +9,10 @@ server's thread (docs/performance.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
+import shutil
 import subprocess
 import threading
 import time
@@ -126,3 +128,21 @@ def _exchange(process: subprocess.Popen, data: bytes, end: bytes, deadline: floa
     if to_write or output.count(end) != 1:  # answered before reading it all, or twice
         return None
     return bytes(output)
+
+
+DOT_TIMEOUT_S = 10
+DOT_RECYCLE_AFTER = 200
+"""Drawings one ``dot`` process makes before a fresh one takes over (each leaves ~11 kB)."""
+DOT_IDLE_S = 30.0
+"""How long an unused ``dot`` process is kept."""
+
+
+@functools.lru_cache(maxsize=1)
+def dot() -> Coprocess | None:
+    """The server's one ``dot -Tsvg`` for every diagram; None where Graphviz is not installed."""
+    executable = shutil.which("dot")
+    if executable is None:
+        return None
+    return Coprocess(
+        [executable, "-Tsvg"], b"</svg>\n", recycle_after=DOT_RECYCLE_AFTER, idle_s=DOT_IDLE_S
+    )

@@ -109,7 +109,7 @@ def test_diagrams_share_one_running_dot():
     if not report.dot_available():
         pytest.skip("Graphviz's dot is not installed")
     first = report.architecture_svg("digraph { a -> b }")
-    pid = report._dot_process().pid
+    pid = spawn.dot().pid
     second = report.architecture_svg('digraph { a -> c [label="x"] }')
     assert first.startswith("<svg") and second.startswith("<svg") and first != second
-    assert report._dot_process().pid == pid, "the second diagram started another dot"
+    assert spawn.dot().pid == pid, "the second diagram started another dot"
