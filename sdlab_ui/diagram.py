@@ -188,7 +188,8 @@ def diagram_svg(dot: str) -> str | None:
     Drawn here, a diagram whose numbers changed is an SVG swapped into the page. Drawn in the
     browser (``st.graphviz_chart``), every change is a fresh layout in d3-graphviz's WebAssembly
     Graphviz: measured at ~110 ms of the renderer's CPU per Lab rerun, the largest client cost.
-    ``dot`` runs as its own process (~17 ms), so it uses the server's other core, not the GIL.
+    ``dot`` is a process of its own, kept running (``server/spawn.py``): its layout uses the
+    server's other core, not the GIL.
     """
     with budget.slot(budget.WORK):
         svg = report.architecture_svg(dot)

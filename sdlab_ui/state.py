@@ -100,7 +100,7 @@ def current() -> LabState:
     return LabState(
         st.session_state[_WORKLOAD_KEY],
         st.session_state[_MODEL_KEY],
-        st.session_state.get(_RESIDENCY_KEY, ResidencyInputs()),
+        st.session_state.get(_RESIDENCY_KEY, _DEFAULT_RESIDENCY),
     )
 
 
