@@ -25,7 +25,8 @@ class Coprocess:
     (its memory is the server's only while diagrams are drawn), after ``recycle_after`` inputs
     (``dot`` keeps a little memory from every graph it reads), and on any failure: a timeout, an
     exit (``dot`` exits on a syntax error), or an output that does not end as it should. A
-    failed input returns None and the next one starts a fresh process. Its stderr is discarded.
+    failed input returns None and the next one starts a fresh process; a process found dead when
+    an input comes (killed, say) is replaced for that input. Its stderr is discarded.
     """
 
     def __init__(self, argv: list[str], end: bytes, *, recycle_after: int, idle_s: float):
@@ -45,6 +46,8 @@ class Coprocess:
     def run(self, data: bytes, timeout_s: float) -> bytes | None:
         """The output for ``data`` (one input: for ``dot``, one graph), or None."""
         with self._lock:
+            if self._process is not None and self._process.poll() is not None:
+                self._stop()  # it died since its last input (killed, say): start afresh
             process = self._process or self._start()
             if process is None:
                 return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 
 import pytest
@@ -113,3 +114,18 @@ def test_diagrams_share_one_running_dot():
     second = report.architecture_svg('digraph { a -> c [label="x"] }')
     assert first.startswith("<svg") and second.startswith("<svg") and first != second
     assert spawn.dot().pid == pid, "the second diagram started another dot"
+
+
+def test_a_process_killed_between_inputs_is_replaced_for_the_next_input():
+    process = _coprocess([CAT])
+    try:
+        assert process.run(b"one END\n", timeout_s=10) == b"one END\n"
+        killed = process.pid
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while process.pid is not None and time.monotonic() < deadline:  # reaped by .pid
+            time.sleep(0.01)
+        assert process.run(b"two END\n", timeout_s=10) == b"two END\n", "the input was lost"
+        assert process.pid not in (None, killed), "the dead process was not replaced"
+    finally:
+        process.stop()
