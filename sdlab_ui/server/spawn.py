@@ -72,6 +72,9 @@ class Coprocess:
             )
         except OSError:
             return None
+        # A write takes what the pipe has room for and returns: never blocked past the deadline
+        # by a program that is itself waiting for its output to be read.
+        os.set_blocking(process.stdin.fileno(), False)
         self._process, self._uses = process, 0
         threading.Thread(
             target=self._stop_when_idle, args=(process,), daemon=True, name="coprocess-idle"
@@ -120,7 +123,8 @@ def _exchange(process: subprocess.Popen, data: bytes, end: bytes, deadline: floa
                 return None
             for key, _ in selector.select(remaining):
                 if key.fd == stdin:
-                    to_write = to_write[os.write(stdin, to_write[:65536]) :]
+                    with contextlib.suppress(BlockingIOError):
+                        to_write = to_write[os.write(stdin, to_write) :]
                     if not to_write:
                         selector.unregister(stdin)
                 else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 
 import pytest
@@ -69,6 +70,21 @@ def test_a_failed_input_gives_none_and_the_next_input_a_fresh_process():
         assert process.pid not in (None, first), "the next input did not start a fresh process"
     finally:
         process.stop()
+
+
+def test_a_program_that_never_reads_does_not_hold_the_writer_past_the_deadline():
+    marker = "7.1828"
+    process = _coprocess([shutil.which("sh"), "-c", f"sleep {marker}"])
+    answers = []
+    # In a thread: a write that blocks on the full pipe would never return.
+    writer = threading.Thread(
+        target=lambda: answers.append(process.run(b"y" * 1_000_000 + b"END\n", timeout_s=0.3)),
+        daemon=True,
+    )
+    writer.start()
+    writer.join(timeout=5)
+    assert not writer.is_alive(), "the write blocked past the deadline on a pipe nobody reads"
+    assert answers == [None] and not _children(marker), "no answer expected, no child left"
 
 
 def test_a_coprocess_that_does_not_answer_is_killed_at_the_timeout():
