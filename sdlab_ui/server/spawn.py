@@ -39,9 +39,10 @@ class Coprocess:
 
     @property
     def pid(self) -> int | None:
-        """The running process's id, or None."""
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
+        """The running process's id, or None (once a stop under way has reaped it)."""
+        with self._lock:
+            process = self._process
+            return process.pid if process is not None and process.poll() is None else None
 
     def run(self, data: bytes, timeout_s: float) -> bytes | None:
         """The output for ``data`` (one input: for ``dot``, one graph), or None."""
