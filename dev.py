@@ -174,14 +174,9 @@ def upgrade() -> int:
     return status
 
 
-_WARM_KERNELS = (
-    "from sdlab_model.queues.warmup import warm_up; warm_up(); "
-    "from sdlab_model.llm.warmup import warm_up; warm_up()"
-)
-_WARM_SIMULATOR = (
-    "from sdlab_model import Workload, simulate; "
-    "[simulate(Workload(**changes), n_requests=2000) for changes in "
-    "({}, {'dynamic_batching': False}, {'lb_policy': 'central_queue'})]"
+_WARM_KERNELS = "; ".join(
+    f"from sdlab_model.{package}.warmup import warm_up; warm_up()"
+    for package in ("queues", "simulation", "llm")
 )
 
 
@@ -194,14 +189,14 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     python = _ensure_environment(REQUIREMENTS[command])
     if command == "run":
-        # Compile the queueing and LLM kernels into numba's disk cache now (a no-op once
-        # cached), so that the first visitor's page does not wait seconds for the compiler.
+        # Compile the kernels into numba's disk cache now (a no-op once cached), so that the
+        # first visitor's page does not wait seconds for the compiler.
         subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
         args = [str(python), "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         return subprocess.call(args, cwd=ROOT, env={**SERVER_ENVIRONMENT, **os.environ})
     # Compile the kernels every test process and test server needs into numba's disk cache once,
     # first (~20 s on a fresh checkout): each would otherwise compile its own copy.
-    subprocess.call([str(python), "-c", f"{_WARM_KERNELS}; {_WARM_SIMULATOR}"], cwd=ROOT)
+    subprocess.call([str(python), "-c", _WARM_KERNELS], cwd=ROOT)
     args = [str(python), "-m", "pytest", *_default_workers(rest), *rest]
     return subprocess.call(args, cwd=ROOT)
 

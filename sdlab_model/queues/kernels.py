@@ -3,7 +3,7 @@
 numba compiles a kernel on its first call, or loads it from its disk cache. With an empty cache
 (a deploy, a wake-up on Streamlit Community Cloud) that takes tens of seconds, and a server's
 first page would wait for it. So a server calls ``compile_in_background``: one thread gets the
-kernels ready (``warmup.warm_up_in_a_subprocess``) while every other thread runs each kernel
+kernels ready (the server's, ``sdlab_ui.server.warmup``) while every other thread runs each kernel
 module's plain-Python twin, the module's own source run again with numba's ``njit`` as the
 identity (what ``NUMBA_DISABLE_JIT=1`` would run; ``tests/sdlab_model/queues/test_kernels.py``
 checks that it gives the compiled kernels' numbers bit for bit). A twin imports no numba, so it

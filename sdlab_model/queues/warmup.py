@@ -3,17 +3,14 @@
 numba compiles a kernel on its first call, or loads it from its disk cache; ``warm_up`` makes
 that first call, through the public functions, so that the types are theirs (the tail-constant
 table, say, is a read-only array, a type of its own to numba). ``python3 dev.py run`` calls it
-before the server starts, ``sdlab_ui``'s warm-up on a server's first page.
+before the server starts, ``sdlab_ui.server.warmup`` in the background on a server's first
+page.
 
 Kept apart from the kernels, which import no other module of the model: this one imports the
 modules that call them. ``python -m sdlab_model.queues.warmup`` runs ``warm_up``.
 """
 
 from __future__ import annotations
-
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -37,26 +34,6 @@ def warm_up() -> None:
     fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)
     fleet.unbatched_quantile(Workload(dynamic_batching=False), cells, cells / 4.0, 0.99)
     mdc.MdcWait.solve(2, 1.0)
-
-
-def warm_up_in_a_subprocess() -> None:
-    """``warm_up`` in a Python process of its own, then in this one.
-
-    Compiling is tens of seconds of work that holds the interpreter lock: in a thread of a
-    server, it would slow every page the server draws meanwhile several times over. The other
-    process compiles into numba's disk cache with a lock of its own, then this one loads the
-    kernels from that cache in a second or two. Where it fails, or no cache directory is
-    writable, this process compiles them itself.
-    """
-    package_root = Path(__file__).resolve().parents[2]
-    subprocess.run(
-        [sys.executable, "-m", __name__],
-        cwd=package_root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    warm_up()
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ from its disk cache. ``python3 dev.py run`` compiles them before it serves, but 
 Community Cloud runs ``streamlit run app.py`` directly, so after a deploy or a wake-up the
 cache can be empty, and compiling takes tens of seconds. The first run of a server process
 starts one thread that compiles them (``sdlab_model.queues.kernels.compile_in_background``),
-then the LLM model's. Meanwhile the model runs its queueing kernels as plain Python, with the
-same numbers, so pages are drawn at once (the LLM kernels have no such twins: the LLM page waits
-for them). A page drawn meanwhile says so, and reruns itself once the kernels are compiled (to
-drop that line).
+then the event simulator's and the LLM model's. Meanwhile the model runs its queueing kernels as
+plain Python, with the same numbers, so pages are drawn at once (the simulator and the LLM
+kernels have no such twins: a simulated design and the LLM page wait for them). A page drawn
+meanwhile says so, and reruns itself once the kernels are compiled (to drop that line).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import streamlit as st
 
 from sdlab_model.llm import warmup as llm_warmup
 from sdlab_model.queues import kernels
-from sdlab_model.queues.warmup import warm_up_in_a_subprocess
+from sdlab_model.queues import warmup as queueing_warmup
+from sdlab_model.simulation import warmup as simulation_warmup
 
 NOTICE_KEY = "sdlab-compiling"
 NOTICE = (
@@ -39,11 +40,16 @@ def start() -> None:
     kernels.compile_in_background(compile_kernels)
 
 
+WARM_UPS = (queueing_warmup, simulation_warmup, llm_warmup)
+"""The queueing model's kernels, which every page but the LLM page runs; the simulator's, which
+the judgement runs near saturation; the LLM model's. Each module's ``warm_up`` compiles them."""
+
+
 def compile_kernels() -> None:
-    """The queueing model's kernels, which every page but the LLM page runs, then the LLM
-    model's; each compiled by a Python process of its own into numba's disk cache, then loaded."""
-    warm_up_in_a_subprocess()
-    warm_up_llm_in_a_subprocess()
+    """Each of ``WARM_UPS`` in turn: compiled by a Python process of its own into numba's disk
+    cache, then loaded here."""
+    for module in WARM_UPS:
+        warm_up_in_a_subprocess(module)
     freeze_startup_objects()
 
 
@@ -57,17 +63,18 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def warm_up_llm_in_a_subprocess() -> None:
-    """``sdlab_model.llm.warmup`` in a process of its own (compiling in this one would hold the
-    interpreter lock for seconds), then here, where the kernels load from the cache."""
+def warm_up_in_a_subprocess(module) -> None:
+    """``module.warm_up`` in a Python process of its own (compiling in this one would hold the
+    interpreter lock for seconds), then here, where the kernels load from the cache (or, where
+    the other process failed or no cache directory is writable, compile here)."""
     subprocess.run(
-        [sys.executable, "-m", llm_warmup.__name__],
+        [sys.executable, "-m", module.__name__],
         cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
     )
-    llm_warmup.warm_up()
+    module.warm_up()
 
 
 def notice() -> None:

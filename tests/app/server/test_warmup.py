@@ -49,14 +49,19 @@ def test_the_app_starts_the_compile_in_a_subprocess_and_does_not_wait(monkeypatc
     assert started == [warmup.compile_kernels], f"the app started {started}"
 
 
-def test_the_background_compile_prepares_the_queueing_then_the_llm_kernels(monkeypatch):
+def test_the_background_compile_prepares_the_queueing_simulator_then_llm_kernels(monkeypatch):
     calls = []
-    monkeypatch.setattr(warmup, "warm_up_in_a_subprocess", lambda: calls.append("queueing"))
     monkeypatch.setattr(warmup.subprocess, "run", lambda args, **_: calls.append(args[-1]))
-    monkeypatch.setattr(warmup.llm_warmup, "warm_up", lambda: calls.append("llm here"))
+    for module in warmup.WARM_UPS:
+        here = f"{module.__name__} here"
+        monkeypatch.setattr(module, "warm_up", lambda here=here: calls.append(here))
     monkeypatch.setattr(warmup, "freeze_startup_objects", lambda: calls.append("freeze"))
     warmup.compile_kernels()
-    expected = ["queueing", "sdlab_model.llm.warmup", "llm here", "freeze"]
+    expected = [
+        step
+        for name in ("queues", "simulation", "llm")
+        for step in (f"sdlab_model.{name}.warmup", f"sdlab_model.{name}.warmup here")
+    ] + ["freeze"]
     assert calls == expected, f"compiled {calls}"
 
 
