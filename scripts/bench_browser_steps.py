@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""What one Chromium spends on each step of the load test's round, sdlab against the bare page.
+
+    PYTHONPATH=. python3 scripts/bench_browser_steps.py [--rounds 8] [--app-dir DIR ...] [--bare]
+
+The load test's Chromium goal is mostly the browser's time, not the server's. This starts the
+app (each ``--app-dir`` in turn, and with ``--bare`` the load test's bare page) with a warm numba
+cache, opens the Lab in one headless system Chromium on an otherwise idle machine, and does a
+page switch to Heatmaps and back, a key on the request-rate slider and two card clicks, round
+after round. For each step it prints the median over the rounds (the first left out) of:
+
+- ``shown``: ms from the click or key to its result on screen, found as ``scripts/load_test.py``
+  finds it;
+- ``script``, ``layout``, ``style``, ``tasks``: ms of Chromium's main thread in JavaScript,
+  layout, style recalculation and all its tasks from the step until its page has settled
+  (CDP ``Performance.getMetrics`` before and after, a quiet second later).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_cold_start import CHROMIUM_ARGS, _free_port, _wait_for_health  # noqa: E402
+from load_test import (  # noqa: E402
+    _HEADLINE_VALUE,
+    _SETTLED_JS,
+    _SHOWN_JS,
+    SERVER_ENVIRONMENT,
+    bare_app,
+)
+
+STEPS = (
+    ("page", "Heatmaps", "Heatmaps"),
+    ("page", "Lab", "System Design Lab"),
+    ("slider", "Request rate", "ArrowRight"),
+    ("card", "batching", ""),
+    ("card", "single-endpoint", ""),
+)
+METRICS = {
+    "script": "ScriptDuration",
+    "layout": "LayoutDuration",
+    "style": "RecalcStyleDuration",
+    "tasks": "TaskDuration",
+}
+QUIET_S = 1.0
+"""Pause after a step has settled, so that work the page does after it (a chart drawn) counts."""
+
+
+async def _step(page, kind: str, target: str, detail: str) -> None:
+    """Do one step and wait for its result on screen (as the load test does)."""
+    before = page.url
+    title = detail if kind == "page" else None
+    if kind == "page":
+        await page.locator('[data-testid="stSidebarNav"] a', has_text=target).click()
+    elif kind == "slider":
+        slider = page.get_by_role("slider", name=re.compile("^" + re.escape(target)))
+        await slider.focus()
+        await slider.press(detail)
+    else:
+        await page.locator(f".st-key-lab-card-{target} button").click()
+    await page.wait_for_function(_SHOWN_JS, arg=[before, title], polling=20)
+
+
+async def measure(browser, script: Path, cwd: Path, rounds: int) -> dict[str, dict[str, float]]:
+    """Start the app whose entry script is ``script`` from ``cwd`` (whose
+    ``.streamlit/config.toml`` holds, as in the load test); the medians of each step's figures."""
+    port = _free_port()
+    url = f"http://localhost:{port}"
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true"]
+    command += ["--server.address=localhost", f"--server.port={port}"]
+    command += ["--server.fileWatcherType=none"]
+    env = {**SERVER_ENVIRONMENT, **os.environ, "PYTHONPATH": str(cwd)}
+    server = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    context = await browser.new_context(viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(300_000)
+    try:
+        _wait_for_health(url, server, time.monotonic())
+        page = await context.new_page()
+        cdp = await context.new_cdp_session(page)
+        await cdp.send("Performance.enable")
+        await page.goto(url)
+        await page.locator(".st-key-sdlab-compiling").wait_for(state="detached")
+        await page.locator(_HEADLINE_VALUE).first.wait_for()
+
+        async def metrics() -> dict[str, float]:
+            answer = await cdp.send("Performance.getMetrics")
+            return {m["name"]: m["value"] for m in answer["metrics"]}
+
+        figures: dict[str, list[dict[str, float]]] = {}
+        for _ in range(rounds):
+            for kind, target, detail in STEPS:
+                before_url, start_metrics = page.url, await metrics()
+                started = time.perf_counter()
+                await _step(page, kind, target, detail)
+                shown_ms = 1000 * (time.perf_counter() - started)
+                title = detail if kind == "page" else None
+                await page.wait_for_function(_SETTLED_JS, arg=[before_url, title], polling=50)
+                await asyncio.sleep(QUIET_S)
+                end_metrics = await metrics()
+                figure = {"shown": shown_ms}
+                for name, metric in METRICS.items():
+                    figure[name] = 1000 * (end_metrics[metric] - start_metrics[metric])
+                figures.setdefault(f"{kind} {target}", []).append(figure)
+        return {
+            step: {name: statistics.median(f[name] for f in runs[1:]) for name in runs[0]}
+            for step, runs in figures.items()
+        }
+    finally:
+        await context.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+async def run(scripts: list[tuple[Path, Path]], rounds: int) -> None:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        executable = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else "chromium"
+        browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        for script, cwd in scripts:
+            print(f"{script} (ms, median of {rounds - 1} rounds):", flush=True)
+            for step, figure in (await measure(browser, script, cwd, rounds)).items():
+                print(f"  {step:<22} " + "  ".join(f"{k} {v:6.1f}" for k, v in figure.items()))
+        await browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of the five steps")
+    parser.add_argument("--app-dir", type=Path, action="append", help="default: this checkout")
+    parser.add_argument("--bare", action="store_true", help="the load test's bare page too")
+    args = parser.parse_args()
+    if args.rounds < 2:
+        parser.error("--rounds must be at least 2 (the first is left out)")
+    scripts = [(path.resolve() / "app.py", path.resolve()) for path in args.app_dir or [ROOT]]
+    with tempfile.TemporaryDirectory() as folder:
+        if args.bare:
+            scripts.append((bare_app(Path(folder)), ROOT))  # with this checkout's config
+        asyncio.run(run(scripts, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
