@@ -4,10 +4,11 @@
     PYTHONPATH=. python3 scripts/bench_browser_steps.py [--rounds 8] [--app-dir DIR ...] [--bare]
 
 The load test's Chromium goal is mostly the browser's time, not the server's. This starts the
-app (each ``--app-dir`` in turn, and with ``--bare`` the load test's bare page) with a warm numba
-cache, opens the Lab in one headless system Chromium on an otherwise idle machine, and does a
-page switch to Heatmaps and back, a key on the request-rate slider and two card clicks, round
-after round. For each step it prints the median over the rounds (the first left out) of:
+app (each ``--app-dir``, and with ``--bare`` the load test's bare page) with a warm numba
+cache, opens each app's Lab in one headless system Chromium on an otherwise idle machine, and
+does a page switch to Heatmaps and back, a key on the request-rate slider and two card clicks,
+round after round, the apps taking their rounds in turn. For each step it prints the median
+over the rounds (the first left out) of:
 
 - ``shown``: ms from the click or key to its result on screen, found as ``scripts/load_test.py``
   finds it;
@@ -75,71 +76,94 @@ async def _step(page, kind: str, target: str, detail: str) -> None:
     await page.wait_for_function(_SHOWN_JS, arg=[before, title], polling=20)
 
 
-async def measure(browser, script: Path, cwd: Path, rounds: int) -> dict[str, dict[str, float]]:
-    """Start the app whose entry script is ``script`` from ``cwd`` (whose
-    ``.streamlit/config.toml`` holds, as in the load test); the medians of each step's figures."""
-    port = _free_port()
-    url = f"http://localhost:{port}"
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true"]
-    command += ["--server.address=localhost", f"--server.port={port}"]
-    command += ["--server.fileWatcherType=none"]
-    env = {**SERVER_ENVIRONMENT, **os.environ, "PYTHONPATH": str(cwd)}
-    server = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    context = await browser.new_context(viewport={"width": 1440, "height": 900})
-    context.set_default_timeout(300_000)
-    try:
-        _wait_for_health(url, server, time.monotonic())
-        page = await context.new_page()
-        cdp = await context.new_cdp_session(page)
-        await cdp.send("Performance.enable")
-        await page.goto(url)
-        await page.locator(_HEADLINE_VALUE).first.wait_for()
+class App:
+    """One app's server, started from ``cwd`` (whose ``.streamlit/config.toml`` holds, as in the
+    load test), and its page in a context of the shared Chromium, with CDP metrics."""
+
+    def __init__(self, script: Path, cwd: Path) -> None:
+        self.script, self.cwd = script, cwd
+        self.figures: dict[str, list[dict[str, float]]] = {}
+
+    async def start(self, browser) -> None:
+        port = _free_port()
+        url = f"http://localhost:{port}"
+        command = [sys.executable, "-m", "streamlit", "run", str(self.script)]
+        command += ["--server.headless=true", "--server.address=localhost"]
+        command += [f"--server.port={port}", "--server.fileWatcherType=none"]
+        env = {**SERVER_ENVIRONMENT, **os.environ, "PYTHONPATH": str(self.cwd)}
+        self.server = subprocess.Popen(
+            command, cwd=self.cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        self.context = await browser.new_context(viewport={"width": 1440, "height": 900})
+        self.context.set_default_timeout(300_000)
+        _wait_for_health(url, self.server, time.monotonic())
+        self.page = await self.context.new_page()
+        self.cdp = await self.context.new_cdp_session(self.page)
+        await self.cdp.send("Performance.enable")
+        await self.page.goto(url)
+        await self.page.locator(_HEADLINE_VALUE).first.wait_for()
         # The notice is drawn in the headline's run: once that is on screen, wait for it to go.
-        await page.locator(COMPILING_NOTICE).wait_for(state="detached")
+        await self.page.locator(COMPILING_NOTICE).wait_for(state="detached")
 
-        async def metrics() -> dict[str, float]:
-            answer = await cdp.send("Performance.getMetrics")
-            return {m["name"]: m["value"] for m in answer["metrics"]}
+    async def metrics(self) -> dict[str, float]:
+        answer = await self.cdp.send("Performance.getMetrics")
+        return {m["name"]: m["value"] for m in answer["metrics"]}
 
-        figures: dict[str, list[dict[str, float]]] = {}
-        for _ in range(rounds):
-            for kind, target, detail in STEPS:
-                before_url, start_metrics = page.url, await metrics()
-                started = time.perf_counter()
-                await _step(page, kind, target, detail)
-                shown_ms = 1000 * (time.perf_counter() - started)
-                title = detail if kind == "page" else None
-                await page.wait_for_function(_SETTLED_JS, arg=[before_url, title], polling=50)
-                await asyncio.sleep(QUIET_S)
-                end_metrics = await metrics()
-                figure = {"shown": shown_ms}
-                for name, metric in METRICS.items():
-                    figure[name] = 1000 * (end_metrics[metric] - start_metrics[metric])
-                figures.setdefault(f"{kind} {target}", []).append(figure)
+    async def one_round(self) -> None:
+        """The five steps once, each step's figures kept."""
+        page = self.page
+        for kind, target, detail in STEPS:
+            before_url, start_metrics = page.url, await self.metrics()
+            started = time.perf_counter()
+            await _step(page, kind, target, detail)
+            shown_ms = 1000 * (time.perf_counter() - started)
+            title = detail if kind == "page" else None
+            await page.wait_for_function(_SETTLED_JS, arg=[before_url, title], polling=50)
+            await asyncio.sleep(QUIET_S)
+            end_metrics = await self.metrics()
+            figure = {"shown": shown_ms}
+            for name, metric in METRICS.items():
+                figure[name] = 1000 * (end_metrics[metric] - start_metrics[metric])
+            self.figures.setdefault(f"{kind} {target}", []).append(figure)
+
+    def medians(self) -> dict[str, dict[str, float]]:
+        """Each step's median figures, its first round left out."""
         return {
             step: {name: statistics.median(f[name] for f in runs[1:]) for name in runs[0]}
-            for step, runs in figures.items()
+            for step, runs in self.figures.items()
         }
-    finally:
-        await context.close()
-        server.terminate()
-        server.wait(timeout=10)
+
+    async def stop(self) -> None:
+        if hasattr(self, "context"):
+            await self.context.close()
+        if hasattr(self, "server"):
+            self.server.terminate()
+            self.server.wait(timeout=10)
 
 
 async def run(scripts: list[tuple[Path, Path]], rounds: int) -> None:
+    """All apps up at once, their rounds taken in turn: a drift on the machine touches each."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         executable = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else "chromium"
         browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        for script, cwd in scripts:
+        apps = [App(script, cwd) for script, cwd in scripts]
+        try:
+            for app in apps:
+                await app.start(browser)
+            for _ in range(rounds):
+                for app in apps:
+                    await app.one_round()
             kept = rounds - 1
-            print(f"{script} (ms, median of {kept} round{'s' * (kept != 1)}):", flush=True)
-            for step, figure in (await measure(browser, script, cwd, rounds)).items():
-                print(f"  {step:<22} " + "  ".join(f"{k} {v:6.1f}" for k, v in figure.items()))
-        await browser.close()
+            for app in apps:
+                print(f"{app.script} (ms, median of {kept} round{'s' * (kept != 1)}):")
+                for step, figure in app.medians().items():
+                    print(f"  {step:<22} " + "  ".join(f"{k} {v:6.1f}" for k, v in figure.items()))
+        finally:
+            for app in apps:
+                await app.stop()
+            await browser.close()
 
 
 def main() -> None:
