@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
+import memory_probe
 import numpy as np
 import pytest
 
@@ -46,6 +48,20 @@ def test_a_killed_worker_fails_the_call_and_the_next_call_starts_a_new_one(child
         child.call(time.sleep, 0.01)
     second = child.call(os.getpid)
     assert second != first and not _alive(first)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc")
+def test_the_worker_hands_freed_memory_back_after_each_call(child, monkeypatch):
+    # The probe's module, importable by the worker's process (it reads PYTHONPATH at its start).
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    before = child.call(memory_probe.rss_mb)
+    peak = child.call(memory_probe.churn, 200)
+    after = child.call(memory_probe.rss_mb)
+    assert peak - before > 150, f"the churn was not resident: {before:.0f} -> {peak:.0f} MB"
+    assert after - before < 40, (
+        f"the worker kept {after - before:.0f} MB of freed memory after the call "
+        f"({before:.0f} -> {peak:.0f} -> {after:.0f} MB)"
+    )
 
 
 def test_an_idle_worker_exits():
