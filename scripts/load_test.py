@@ -220,6 +220,8 @@ class Tally:
     lost inside ``asyncio.wait_for`` when its reply arrives at the same moment)."""
     server_cpu_s: float = 0.0
     browser_cpu_s: float = 0.0
+    browser_steps: list[tuple[float, int, str]] = field(default_factory=list)
+    """(milliseconds, step number, step) of every browser visitor's step: which ones are slow."""
 
 
 class RssSampler(threading.Thread):
@@ -941,6 +943,8 @@ async def visit(visitor, loaded_all: asyncio.Barrier, args, tally: Tally) -> Non
                 continue
             tally.latencies_ms[(visitor.kind, step.kind)].append(shown_ms)
             tally.settled_ms[visitor.kind].append(settled_ms)
+            if visitor.kind == "browser":
+                tally.browser_steps.append((shown_ms, index, f"{step.kind} {step.target}"))
         tally.sessions_finished += 1
     finally:
         await visitor.close()
@@ -1039,6 +1043,10 @@ def report(
             if k == kind:
                 print(f"      {step:<8} n={len(values):<4} p50 {percentile(values, 0.5):,.0f} ms, "
                       f"p95 {percentile(values, 0.95):,.0f} ms")  # fmt: skip
+        if kind == "browser" and tally.browser_steps:  # a p95 of 40 steps is its 3rd slowest
+            slowest = sorted(tally.browser_steps, reverse=True)[:5]
+            print("      slowest  " + ", ".join(f"{ms:,.0f} ms (step {index + 1}, {what})"
+                                             for ms, index, what in slowest))  # fmt: skip
         settled = tally.settled_ms[kind]
         print(f"    interaction -> settled   p50 {percentile(settled, 0.5):,.0f} ms, "
               f"p95 {percentile(settled, 0.95):,.0f} ms (the run over, nothing stale)")  # fmt: skip
