@@ -39,9 +39,10 @@ a p99 metric and nothing else, to show how much of a figure is the platform's fl
 ``--hostile N`` adds N hostile visitors (protocol) to the ``--sessions`` normal ones. They pause
 never and loop, until every normal visitor is done, each input new so that it misses every
 cache, as a URL can ask. ``--hostile-mix pages`` (the default, issue 26): hostile visitor n
-attacks ``PAGE_ATTACKS[n % 5]`` (``PageAttacker``): the Timeline check at its largest size, the
+attacks ``PAGE_ATTACKS[n % 6]`` (``PageAttacker``): the Timeline check at its largest size, the
 canary Steps text at the field's limit and at the websocket's, the HTML report in a loop, Verify
-on the heaviest grid, and a flood of 1 MB uploads through the trace uploader.
+on the heaviest grid, a flood of 1 MB uploads through the trace uploader, and the Overload page's
+two simulations at its costliest inputs (so ``--hostile 6`` has each attack once).
 ``--hostile-mix classic`` (issue 13): every hostile visitor loops on the Lab opened from a fresh
 URL of an unbatched fleet at utilization 0.99–0.9935 (an exact M/D/c solve of seconds, plus a
 simulation near saturation), the Heatmaps page opened from a fresh URL (five grids and their
@@ -120,8 +121,8 @@ HOSTILE_TARGET_P95_MS = 1000.0  # every normal visitor's, with hostile visitors 
 HOSTILE_TARGET_RSS_MB = {"classic": 600.0, "pages": 800.0}
 HOSTILE_TARGET_AFTER_MB = 450.0  # the server's RSS --after-s after the run (the pages mix)
 HOSTILE_STEPS = ("lab", "heatmaps", "verify")
-PAGE_ATTACKS = ("timeline", "canary", "report", "verify-heaviest", "upload")
-"""The pages mix: hostile visitor n loops on ``PAGE_ATTACKS[n % 5]`` (see the module docstring)."""
+PAGE_ATTACKS = ("timeline", "canary", "report", "verify-heaviest", "upload", "overload")
+"""The pages mix: hostile visitor n loops on ``PAGE_ATTACKS[n % 6]`` (see the module docstring)."""
 PRESS_TARGET_P95_MS = 15_000.0  # a legitimate Verify or simulate press, in the pages mix
 UPLOAD_BYTES = 1_000_000  # under server.maxUploadSize (1 MB = 1,048,576 bytes)
 _FRAME_LIMIT_MB = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"][
@@ -691,6 +692,23 @@ def heaviest_verify_workload(rng: random.Random) -> Workload:
     return Workload(models_hosted=500, model_latency_ms=round(rng.uniform(8.0, 60.0), 4))
 
 
+OVERLOAD_PRESSES = (
+    ("overload-check", "overload.simulate"),
+    ("overload-burst", "overload.burst.simulate"),
+)
+"""The Overload page's two buttons that simulate, as (what is timed, widget key)."""
+
+
+def hostile_overload_query(rng: random.Random) -> dict[str, str]:
+    """The Overload page at its costliest: the Lab's rate 12-60x the default fleet's capacity
+    (new each time, so every section misses its cache), retries at their most and unbudgeted,
+    the longest queues and no deadline, and the longest, largest burst."""
+    return {"rate_rps": _fresh(rng, 100_000, 500_000), "overload.queue_limit": "100000",
+            "overload.deadline_ms": "0", "overload.max_retries": "10",
+            "overload.retry_budget_percent": "0", "burst.base_multiple": "0.95",
+            "burst.burst_multiple": "5", "burst.burst_s": "30", "burst.after_s": "120"}  # fmt: skip
+
+
 class PageAttacker(PageVisitor):
     """A hostile visitor of the pages mix: loops, never pausing, on one of ``PAGE_ATTACKS``.
 
@@ -705,7 +723,9 @@ class PageAttacker(PageVisitor):
       its "Verify with simulation";
     - upload: the Timeline's trace uploader, 1 MB at a time through Streamlit's upload endpoint
       (with the session's XSRF cookie, as the browser sends it), each followed by a run that
-      holds the new file; two more 1 MB files under ids no widget names ride along each time.
+      holds the new file; two more 1 MB files under ids no widget names ride along each time;
+    - overload: the Overload page from a fresh URL of ``hostile_overload_query``, then its "Check
+      with simulation" and "Simulate the burst".
     """
 
     kind = "hostile"
@@ -737,6 +757,11 @@ class PageAttacker(PageVisitor):
             query = heaviest_verify_workload(rng).to_strings()
             await self.open(query, "Heatmaps")
             return [("verify-heaviest", await self.press("heatmap.verify"))]
+        if self.role == "overload":
+            opened = await self.open(hostile_overload_query(rng), "Overload")
+            return [("overload-open", opened)] + [
+                (what, await self.press(key)) for what, key in OVERLOAD_PRESSES
+            ]
         return [("upload", await self.upload_once(rng))]
 
     async def fetch_report(self) -> float:
