@@ -4,16 +4,19 @@ and bad links give notices and the defaults."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import random
+import sys
 
 import pytest
-from apptest_helpers import assert_no_exception, open_app
+from apptest_helpers import APP_PATH, assert_no_exception, open_app
 
 from sdlab_model.overload import OverloadPolicy, check_design, goodput_curve, overload
 from sdlab_model.overload.goodput import VARIANTS
-from sdlab_model.page_params import OVERLOAD_INPUTS
+from sdlab_model.page_params import BURST_INPUTS, OVERLOAD_INPUTS
 from sdlab_model.workload import Workload
-from sdlab_ui.overload import checks
+from sdlab_ui.overload import burst, checks
 from sdlab_ui.overload.controls import WIDGET
 from sdlab_ui.overload.fields import build_policy, default_values
 from sdlab_ui.overload.sections import CHART_KEY, share_text
@@ -111,6 +114,33 @@ def test_bad_url_values_give_notices_and_the_defaults(value):
     }
     assert widgets == default_values(), f"overload.*={value!r}: not the defaults"
     assert _page_params(app) == {}, f"the bad values stayed in the URL: {_page_params(app)}"
+
+
+def _load_test_script():
+    path = APP_PATH.parent / "scripts" / "load_test.py"
+    spec = importlib.util.spec_from_file_location("load_test", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_load_tests_overload_attacker_gets_the_inputs_it_asks_for_and_both_buttons():
+    # Guards the pages mix's Overload attacker: an input the page turned down would make it cheap.
+    load_test = _load_test_script()
+    query = load_test.hostile_overload_query(random.Random(0))
+    app = _open(query)
+    notices = " ".join(w.value for w in app.warning)
+    assert "kept the default" not in notices, f"the page turned an input down: {notices}"
+    sections = (("overload", OVERLOAD_INPUTS, WIDGET), ("burst", BURST_INPUTS, burst.INPUTS.widget))
+    for prefix, specs, widget in sections:
+        for spec in specs:
+            asked = float(query[f"{prefix}.{spec.name}"])
+            shown = app.number_input(key=widget + spec.name).value
+            assert shown == pytest.approx(asked), f"{prefix}.{spec.name}: {shown}, not {asked}"
+    buttons = {button.key for button in app.button}
+    for _, key in load_test.OVERLOAD_PRESSES:
+        assert key in buttons, f"no {key} on the page for the attacker to press"
 
 
 def test_past_capacity_without_shedding_says_unstable():
