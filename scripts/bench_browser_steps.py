@@ -83,6 +83,8 @@ class App:
     def __init__(self, script: Path, cwd: Path) -> None:
         self.script, self.cwd = script, cwd
         self.figures: dict[str, list[dict[str, float]]] = {}
+        self.server: subprocess.Popen | None = None
+        self.context = None
 
     async def start(self, browser) -> None:
         port = _free_port()
@@ -134,9 +136,9 @@ class App:
         }
 
     async def stop(self) -> None:
-        if hasattr(self, "context"):
+        if self.context is not None:
             await self.context.close()
-        if hasattr(self, "server"):
+        if self.server is not None:
             self.server.terminate()
             self.server.wait(timeout=10)
 
