@@ -34,12 +34,25 @@ _PAGES = (
 )
 
 
-page = st.navigation(
-    [
-        st.Page(_PAGES_DIR / file, title=title, icon=icon, url_path=path, default=not path)
-        for file, title, icon, path in _PAGES
-    ]
-)
+_PAGES_KEY = "sdlab.pages"
+
+
+def _session_pages() -> list:
+    """This session's pages, made on its first run and kept for its others.
+
+    Each ``st.Page`` looks its file up on the disk, which on every run showed in the load test's
+    p95 (docs/performance.md). Per session, not per process: ``st.navigation`` marks the page it
+    returns, and that page's ``run`` clears the mark.
+    """
+    if _PAGES_KEY not in st.session_state:
+        st.session_state[_PAGES_KEY] = [
+            st.Page(_PAGES_DIR / file, title=title, icon=icon, url_path=path, default=not path)
+            for file, title, icon, path in _PAGES
+        ]
+    return st.session_state[_PAGES_KEY]
+
+
+page = st.navigation(_session_pages())
 # The sidebar, then the page (the Lab's summary line sits at the sidebar's top). The page is
 # drawn even when the sidebar fails, so what went wrong is shown where the visitor looks.
 # A value only a forged message sends: reset, say so, one log line (sdlab_ui/forged.py).

@@ -17,6 +17,7 @@ from apptest_helpers import (
     shape_title,
     sidebar_value,
 )
+from streamlit.navigation.page import StreamlitPage
 
 from sdlab_model import SCENARIOS, WALKTHROUGH, Workload, evaluate, scenario_file
 from sdlab_model.assessment import judge
@@ -241,6 +242,25 @@ def test_value_set_on_one_page_survives_switching_pages(lab):
     assert_no_exception(lab)
     assert sidebar_value(lab, "replicas") == 12, "replicas reset after coming back to the Lab"
     assert lab.query_params["replicas"] == "12", "the URL lost the replicas after switching"
+
+
+def test_a_session_makes_its_pages_once_and_still_moves_between_them(lab, monkeypatch):
+    made = []
+    real_init = StreamlitPage.__init__
+
+    def counted_init(self, *args, **kwargs):
+        made.append(args[0])
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(StreamlitPage, "__init__", counted_init)
+    lab.select_slider(key=widget_key("replicas")).set_value(12).run()
+    lab.switch_page(HEATMAPS_PAGE).run()
+    assert_no_exception(lab)
+    assert lab.title[0].value.startswith("Heatmaps"), [t.value for t in lab.title]
+    lab.switch_page(LAB_PAGE).run()
+    assert_no_exception(lab)
+    assert headline_p99(lab), "the Lab drew no p99 after coming back"
+    assert made == [], f"{len(made)} pages made again on a session's later runs"
 
 
 def test_advanced_inputs_are_drawn_only_when_asked_for_and_apply_while_hidden(lab):
