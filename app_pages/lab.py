@@ -1,7 +1,7 @@
 """Lab: the workload in the sidebar, the architecture, the numbers and why they change."""
 
 from sdlab_ui import cache, diagram, figures, state
-from sdlab_ui.lab import cards, compare, headline, sections
+from sdlab_ui.lab import cards, compare, headline, scenario_files, sections
 
 lab = state.current()
 view = cache.lab_view(lab.workload, lab.model, lab.residency)
@@ -16,8 +16,8 @@ sections.recommended_shape(view.result, then=cards.HEADING)
 cards.scenario_cards(heading=False)
 cards.walkthrough()
 sections.breakdown(view)
-sections.analysis(view.result)
-# Two panels, each built only while open: what is drawn on every change stays what it explains.
-sections.accuracy(view)
-sections.take_away(view, lab)
+sections.analysis(view.result, then=sections.accuracy_heading(view))
+sections.accuracy(view, heading=False, then=sections.DOWNLOADS_HEADING)
+sections.report_downloads(view, heading=False)
+scenario_files.restore_from_file(lab)
 figures.preload_plotly_once()

@@ -12,9 +12,8 @@ time the thread waited for a core; the thread's CPU time counts only its own wor
 uses it. AppTest's polling and parsing of the result, which a real
 server does not do, are left out, but the wall time of ``AppTest.run`` is printed too. Scripts
 are compiled once, as a server does (AppTest alone would compile the entrypoint and the page
-again on every run). The bare page draws the same sidebar, card buttons, walkthrough button
-and the two closed panels (the accuracy table's and the downloads'), and nothing else: no model
-call, no chart. Two figures:
+again on every run). The bare page draws the same sidebar, card buttons, walkthrough button,
+download button and file uploader, and nothing else: no model call, no chart. Two figures:
 
 - steady: reruns with unchanged inputs (what a click that changes nothing, or a page revisit,
   costs: cache hits);
@@ -75,16 +74,17 @@ finally:
 
 _BARE_PAGE = """
 import streamlit as st
-from sdlab_model import SCENARIOS
+from sdlab_model import SCENARIOS, scenario_file
 from sdlab_ui import state
 
-state.current()
+lab = state.current()
 row = st.container(horizontal=True)
 for card in SCENARIOS:
     row.button(card.title, key=f"lab.card.{card.id}")
 st.button("Start the walkthrough", key="lab.walk.start")
-st.expander("How far to trust the p99", key="lab.accuracy_open", on_change="rerun")
-st.expander("Take the design away", key="lab.take_away_open", on_change="rerun")
+st.download_button("Download scenario file (JSON)", scenario_file.dumps(lab.workload, lab.model),
+                   file_name="s.json", key="lab.scenario_download", on_click="ignore")
+st.file_uploader("Restore a scenario file", type=["json"], key="lab.scenario_upload")
 """
 
 

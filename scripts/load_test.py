@@ -547,10 +547,6 @@ class ProtocolVisitor:
                 self.page_hash = reply.navigation.page_script_hash
             elif kind == "page_info_changed":
                 self.query_string = reply.page_info_changed.query_string
-            elif kind == "delta" and reply.delta.WhichOneof("type") == "add_block":
-                block = reply.delta.add_block
-                if block.WhichOneof("type") == "expandable" and block.expandable.id:
-                    self._remember_widget(block.expandable, reply.delta.fragment_id)
             elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 element = reply.delta.new_element
                 self._remember(element, reply.delta.fragment_id)
@@ -567,10 +563,7 @@ class ProtocolVisitor:
             self.tally.exception_elements += 1
             self.tally.page_errors.append(f"protocol {self.session}: {element.exception.message}")
             return
-        self._remember_widget(getattr(element, kind), fragment_id)
-
-    def _remember_widget(self, proto, fragment_id: str) -> None:
-        """A widget's latest proto (an expander with state is one), by id, key and label."""
+        proto = getattr(element, kind)
         widget_id = getattr(proto, "id", "")
         if widget_id:
             self.fragments[widget_id] = fragment_id
@@ -677,11 +670,6 @@ class PageVisitor(ProtocolVisitor):
         state = WidgetState(id=button.id, trigger_value=True)
         return (await self._run(state, self.page_hash, lambda element: True))[1]
 
-    async def open_panel(self, key: str) -> float:
-        """Open the expander ``key`` (a panel built only while open), as a click on it does."""
-        state = WidgetState(id=self.widgets[key].id, bool_value=True)
-        return (await self._run(state, self.page_hash, lambda element: True))[1]
-
     async def set_text(self, key: str, text: str) -> float:
         state = WidgetState(id=self.widgets[key].id, string_value=text)
         return (await self._run(state, self.page_hash, lambda element: True))[1]
@@ -764,7 +752,6 @@ class PageAttacker(PageVisitor):
             return [("canary", valid), ("canary-flood", flood)]
         if self.role == "report":
             await self.open({"rate_rps": _fresh(rng, 100, 900)}, "System Design Lab")
-            await self.open_panel("lab.take_away_open")
             return [("report", await self.fetch_report()) for _ in range(3)]
         if self.role == "verify-heaviest":
             query = heaviest_verify_workload(rng).to_strings()

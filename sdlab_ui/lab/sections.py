@@ -1,7 +1,6 @@
 """The Lab page's sections below the headline and the diagram, each drawn from an
 ``Assessment`` (and a simulation summary): the recommended shape, the latency breakdown, the
-meters, decisions and reasons, and two panels built only while open: the accuracy table and
-the downloads with the scenario-file restore.
+meters, decisions and reasons, the accuracy table and the downloads.
 
 Text shown here comes from the model (stage titles, meter and decision texts, reasons), never
 from a visitor, and is rendered as Markdown without HTML, but for the breakdown's SVG, whose text
@@ -23,7 +22,6 @@ from sdlab_model.architecture import (
 from sdlab_model.assessment import Assessment
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, diagram, downloads, report, state, url
-from sdlab_ui.lab import scenario_files
 from sdlab_ui.server import runs
 from sdlab_ui.text import ms_text
 
@@ -76,10 +74,12 @@ def meter_bar(ratio: float, cells: int = 10) -> str:
     return "▰" * filled + "▱" * (cells - filled) + (f" {ratio:.1f}x" if ratio > 1 else "")
 
 
-def analysis(result: Assessment) -> None:
-    """The bottleneck meters, the design decisions and the reasons as one element: each element
-    is a message on every rerun."""
-    st.markdown("\n\n".join((_meters(result), _decisions(result), _reasons(result))))
+def analysis(result: Assessment, *, then: str = "") -> None:
+    """The bottleneck meters, the design decisions and the reasons, followed by the Markdown
+    ``then`` (the next section's heading), as one element: each element is a message on every
+    rerun."""
+    sections = (_meters(result), _decisions(result), _reasons(result), *((then,) if then else ()))
+    st.markdown("\n\n".join(sections))
 
 
 def _meters(result: Assessment) -> str:
@@ -111,28 +111,33 @@ def _reasons(result: Assessment) -> str:
 
 
 SIMULATION_CHECK_KEY = "lab.simulation_check"
-ACCURACY_OPEN_KEY = "lab.accuracy_open"
-ACCURACY_LABEL = "How far to trust the p99: teaching vs queueing vs simulation"
 
 
-def accuracy(view: cache.LabView) -> None:
+def accuracy_heading(view: cache.LabView) -> str:
+    """The heading of ``accuracy`` (Markdown), for a page that draws it as the end of the
+    Markdown above; under it, where the page simulates on every change, a line saying so."""
+    text = "#### How far to trust the p99: teaching vs queueing vs simulation"
+    if view.queueing.is_simulated:
+        text += (
+            "\n\n:gray[Simulated on every change here: the queueing model is approximate for "
+            "this workload.]"
+        )
+    return text
+
+
+def accuracy(view: cache.LabView, *, heading: bool = True, then: str = "") -> None:
     """Teaching and queueing p99 side by side and how each is computed; against a simulation
     (each model's error, the simulated p99's interval, the CDF) where the page simulates anyway
-    or the visitor asks for it (the check above the table).
+    or the visitor asks for it (the check above the table). Without ``heading`` where the page
+    has drawn ``accuracy_heading`` at the end of the element above; then the Markdown ``then``
+    (the next section's heading), in the table's element unless the CDF comes between (each
+    element is a message on every rerun).
 
-    Built only while its panel is open: every element is drawn again by the browser on every
-    change, and the headline already says where its number comes from. A simulation is most
-    of what a fresh rerun costs the server, so it runs on every change only where the queueing
-    model calls itself approximate (the headline is then simulated too).
+    A simulation is most of what a fresh rerun costs the server, so it runs on every change only
+    where the queueing model calls itself approximate (the headline is then simulated too).
     """
-    panel = st.expander(ACCURACY_LABEL, key=ACCURACY_OPEN_KEY, on_change="rerun")
-    if not panel.open:
-        return
-    with panel:
-        _accuracy_table(view)
-
-
-def _accuracy_table(view: cache.LabView) -> None:
+    if heading:
+        st.markdown(accuracy_heading(view))
     models = [(r.model, _modelled(r)) for r in (view.teaching, view.queueing)]
     sim = view.queueing.simulation
     if sim is None and st.toggle(
@@ -141,12 +146,6 @@ def _accuracy_table(view: cache.LabView) -> None:
         help="Runs the simulator on this workload, and again on every change while on.",
     ):
         sim = view.simulated()
-    lead = (
-        ":gray[Simulated on every change here: the queueing model is approximate for this "
-        "workload.]\n\n"
-        if view.queueing.is_simulated
-        else ""
-    )
     if sim is None:
         text = "| | p99 | how it is computed |\n|---|---|---|\n" + "\n".join(
             f"| **{name.capitalize()} model** | {ms_text(r.p99_ms)} | {_cell(r.accuracy_note)} |"
@@ -163,9 +162,13 @@ def _accuracy_table(view: cache.LabView) -> None:
             f"\n| **Simulation** | {ms_text(sim.p99_ms)} | {sim.interval_text() or '—'} | "
             f"{_cell(sim.note)} |"
         )
-    st.markdown(lead + text)
-    if sim is not None and sim.is_stable:
-        _distribution(view.result.workload)
+    if sim is None or not sim.is_stable:
+        st.markdown(text + (f"\n\n{then}" if then else ""))
+        return
+    st.markdown(text)
+    _distribution(view.result.workload)
+    if then:
+        st.markdown(then)
 
 
 @runs.fragment
@@ -192,22 +195,10 @@ def _cell(text: str) -> str:
     return " ".join(str(text).replace("|", "/").split())
 
 
-TAKE_AWAY_OPEN_KEY = "lab.take_away_open"
-TAKE_AWAY_LABEL = "Take the design away: report, summary, scenario file, or restore one"
+DOWNLOADS_HEADING = "#### Take the design away"
 
 
-def take_away(view: cache.LabView, lab: state.LabState) -> None:
-    """The downloads and the scenario-file restore, built only while their panel is open (each
-    element is drawn again by the browser on every change)."""
-    panel = st.expander(TAKE_AWAY_LABEL, key=TAKE_AWAY_OPEN_KEY, on_change="rerun")
-    if not panel.open:
-        return
-    with panel:
-        report_downloads(view)
-        scenario_files.restore_from_file(lab)
-
-
-def report_downloads(view: cache.LabView) -> None:
+def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
     """Download the design as a self-contained HTML report, or as Markdown for a design doc.
 
     Or as a scenario file that restores this lab (``scenario_files``). All three in one row: each
@@ -217,6 +208,8 @@ def report_downloads(view: cache.LabView) -> None:
     and Graphviz's SVG are paid for only by whoever asks, and no media file is made per rerun
     for the server to hold and expire (an expired one answered a late click with a 404).
     """
+    if heading:  # else the page drew DOWNLOADS_HEADING at the end of the element above
+        st.markdown(DOWNLOADS_HEADING)
     # One row that wraps on a narrow screen: a horizontal container is one element, three
     # columns were four.
     row = st.container(horizontal=True)

@@ -32,12 +32,6 @@ def open_app(query: dict[str, str] | None = None, page: str | None = None) -> Ap
     return app
 
 
-def open_panel(app: AppTest, key: str) -> AppTest:
-    """Open the expander whose state is ``key`` (a panel built only while open), as a click does."""
-    app.session_state[key] = True
-    return app.run()
-
-
 def sidebar_value(app: AppTest, name: str):
     """The value the sidebar widget for input ``name`` shows."""
     key = widget_key(name)

@@ -19,7 +19,6 @@ from streamlit.testing.v1 import AppTest
 from sdlab_model import scenario_file
 from sdlab_model.params import DEFAULT_MODEL, MODEL_CHOICES, NUMERIC_INPUTS, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui.lab.sections import TAKE_AWAY_OPEN_KEY
 from sdlab_ui.state import MAX_NOTICES_SHOWN
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -192,8 +191,6 @@ def test_rate_slider_moved_to_its_ends_renders():
 
 
 def _upload(at: AppTest, content: bytes) -> AppTest:
-    at.session_state[TAKE_AWAY_OPEN_KEY] = True  # the upload's panel, built only while open
-    at.run()
     at.file_uploader(key=UPLOAD_KEY).set_value(("lab.json", content, "application/json"))
     return at.run()
 

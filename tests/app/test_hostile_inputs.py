@@ -15,13 +15,11 @@ from apptest_helpers import (
     forge_widget_state,
     headline_p99,
     open_app,
-    open_panel,
     sidebar_value,
 )
 
 from sdlab_model import scenario_file
 from sdlab_model.workload import Workload
-from sdlab_ui.lab.sections import TAKE_AWAY_OPEN_KEY
 from sdlab_ui.sidebar import widget_key
 from sdlab_ui.state import MAX_NOTICES_SHOWN, WORD_JOINER, plain_text
 
@@ -44,7 +42,7 @@ def _file_with_lone_surrogate(where: str) -> bytes:
 
 @pytest.mark.parametrize("where", ["model", "unknown key", "schema", "boolean field"])
 def test_a_file_with_a_lone_surrogate_is_refused_and_the_page_keeps_working(where):
-    app = open_panel(open_app({"rate_rps": "750"}), TAKE_AWAY_OPEN_KEY)
+    app = open_app({"rate_rps": "750"})
     app.file_uploader(key=UPLOAD_KEY).set_value(
         ("hostile.json", _file_with_lone_surrogate(where), "application/json")
     ).run()
@@ -86,7 +84,7 @@ def test_a_forged_upload_file_id_changes_nothing():
         state.file_uploader_state_value.CopyFrom(uploaded)
         return state
 
-    app = open_panel(open_app({"rate_rps": "750"}), TAKE_AWAY_OPEN_KEY)
+    app = open_app({"rate_rps": "750"})
     forge_widget_state(app.file_uploader(key=UPLOAD_KEY), forged)
     app.run()
     assert_no_exception(app)

@@ -14,7 +14,6 @@ from apptest_helpers import (
     headline_metrics,
     headline_p99,
     open_app,
-    open_panel,
     shape_title,
     sidebar_value,
 )
@@ -31,13 +30,7 @@ from sdlab_ui.diagram import DIAGRAM_LEGEND, DIAGRAM_OPENING
 from sdlab_ui.figures import PRELOAD_KEY
 from sdlab_ui.lab.cards import card_key
 from sdlab_ui.lab.headline import HEADLINE_CLASS
-from sdlab_ui.lab.sections import (
-    ACCURACY_LABEL,
-    ACCURACY_OPEN_KEY,
-    BREAKDOWN_CLASS,
-    TAKE_AWAY_LABEL,
-    TAKE_AWAY_OPEN_KEY,
-)
+from sdlab_ui.lab.sections import BREAKDOWN_CLASS
 from sdlab_ui.lab.style import LAB_TITLE
 from sdlab_ui.sidebar import ADVANCED_TOGGLE_KEY, widget_key
 from sdlab_ui.text import ms_text
@@ -64,22 +57,14 @@ def test_lab_renders_every_section(lab):
     numbers = headline_block(lab)
     for wanted in ("Capacity", "Utilization", "Replicas needed for the target", "req/s"):
         assert wanted in numbers, f"the headline table lacks {wanted!r}: {numbers!r}"
+    assert any("How far to trust" in m.value for m in lab.markdown), "no accuracy section"
+    comparison = _model_comparison(lab)
+    for row in ("**Teaching model**", "**Queueing model**"):
+        assert row in comparison, f"the model comparison lacks the row {row}"
     assert len(_diagrams(lab)) == 1, "the architecture diagram is missing"
     charts = [c.key for c in lab.get("plotly_chart") if c.key != "sdlab.plotly_preload"]
     assert not charts, f"plotly charts drawn (the CDF's panel is closed): {charts}"
     assert any(BREAKDOWN_CLASS in m.value for m in lab.markdown), "the breakdown is missing"
-    panels = [panel.label for panel in lab.expander]
-    assert ACCURACY_LABEL in panels and TAKE_AWAY_LABEL in panels, f"panels: {panels}"
-    # Closed, the two panels build nothing: each element is drawn again on every change.
-    assert not _model_comparison(lab), "the accuracy table is built while its panel is closed"
-    assert not lab.get("download_button") and not lab.get("file_uploader"), (
-        "the downloads are built while their panel is closed"
-    )
-    open_panel(open_panel(lab, ACCURACY_OPEN_KEY), TAKE_AWAY_OPEN_KEY)
-    assert_no_exception(lab)
-    comparison = _model_comparison(lab)
-    for row in ("**Teaching model**", "**Queueing model**"):
-        assert row in comparison, f"the model comparison lacks the row {row}"
     downloads = {button.key for button in lab.get("download_button")}
     assert downloads == {"lab.scenario_download", "lab.report_html", "lab.report_markdown"}, (
         f"the Lab's downloads are {downloads}: scenario file, HTML report and Markdown expected"
@@ -93,7 +78,7 @@ def test_each_heading_ends_the_markdown_element_above_it(lab):
     alone = [m.value for m in lab.main.markdown if m.value.startswith("#") and "\n" not in m.value]
     assert not alone, f"headings drawn alone: {alone}"
     texts = [m.value for m in lab.main.markdown]
-    for heading in ("#### Scenarios",):
+    for heading in ("#### Scenarios", "#### How far to trust", "#### Take the design away"):
         holders = [text for text in texts if f"\n\n{heading}" in text]
         assert len(holders) == 1, f"{heading!r} is not at the end of one Markdown element"
     (drawn,) = _diagrams(lab)
@@ -177,7 +162,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
     monkeypatch.setattr(cache, "design_simulation", lambda w: calls.append(w) or simulate(w))
     workload = Workload(rate_rps=211.37)  # a rate no other test uses: every cache misses
     assert evaluate(workload, "queueing").accuracy != "approximate", "pick an exact workload"
-    app = open_panel(open_app(workload.to_strings()), ACCURACY_OPEN_KEY)
+    app = open_app(workload.to_strings())
     assert_no_exception(app)
     assert calls == [], f"the Lab simulated {calls} though nobody asked and the model is exact"
     assert "**Simulation**" not in _model_comparison(app), "a simulation row without a simulation"
@@ -192,7 +177,7 @@ def test_a_fresh_lab_simulates_only_where_asked_or_approximate(monkeypatch):
 def test_latency_cdf_is_drawn_once_its_panel_is_open():
     from sdlab_ui.lab.sections import SIMULATION_CHECK_KEY
 
-    app = open_panel(open_app(), ACCURACY_OPEN_KEY)
+    app = open_app()
     app.toggle(key=SIMULATION_CHECK_KEY).set_value(True).run()
     assert not app.get("plotly_chart"), "the CDF is drawn while its panel is closed"
     app.session_state["lab.distribution_open"] = True
@@ -378,14 +363,12 @@ def test_a_forged_prediction_past_the_fields_limit_is_echoed_cut(lab):
 
 
 def test_scenario_file_round_trip_and_bad_file():
-    app = open_panel(
-        open_app({"rate_rps": "750", "gpu": "1", "model": "teaching"}), TAKE_AWAY_OPEN_KEY
-    )
+    app = open_app({"rate_rps": "750", "gpu": "1", "model": "teaching"})
     saved = app.get("download_button")[0]
     assert saved is not None, "no download button"
     text = scenario_file.dumps(Workload(rate_rps=750, gpu=True), "teaching")
 
-    fresh = open_panel(open_app(), TAKE_AWAY_OPEN_KEY)
+    fresh = open_app()
     fresh.file_uploader(key="lab.scenario_upload").set_value(
         ("lab.json", text.encode(), "application/json")
     ).run()
@@ -462,9 +445,7 @@ def test_lab_marks_a_simulated_headline():
     app = open_app(workload.to_strings())
     labels = list(headline_metrics(app))
     assert "p99 (simulated)" in labels, f"{workload}: headline not marked simulated: {labels}"
-    open_panel(app, ACCURACY_OPEN_KEY)
     assert "**Simulation**" in _model_comparison(app), "the simulation behind it is not shown"
-    assert "Simulated on every change here" in _model_comparison(app), "not said why"
 
 
 @pytest.mark.parametrize("model", ["queueing", "teaching"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from browser_selectors import DIAGRAM_SVG, IDLE_JS
 
-from sdlab_ui.lab.sections import TAKE_AWAY_LABEL
 from sdlab_ui.report import SECTIONS
 
 pytestmark = pytest.mark.e2e
@@ -19,7 +18,6 @@ def test_the_html_report_opens_offline_with_every_section(chromium_browser, serv
         page.goto(f"{server_url}/?rate_rps=25000&gpu=1&replicas=5")
         page.wait_for_selector(DIAGRAM_SVG)
         page.wait_for_function(IDLE_JS)
-        page.get_by_text(TAKE_AWAY_LABEL).click()  # the downloads' panel, built once opened
         with page.expect_download() as html_download:
             page.get_by_role("button", name="Download report (HTML, opens offline)").click()
         with page.expect_download() as markdown_download:
