@@ -21,22 +21,30 @@ def _near_saturation(utilization: float, **changes) -> Workload:
 
 
 class Concurrency:
-    """Counts how many calls run at once (the most seen) and the lane each one held."""
+    """Counts how many calls run at once (the most seen) and the lane each one held.
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    With ``together``, each call stays until that many are inside at once (or ``seconds`` have
+    passed): calls that can overlap are seen to, however late a busy machine starts a thread.
+    """
+
+    def __init__(self, seconds: float, together: int = 0) -> None:
+        self.seconds, self.together = seconds, together
         self.running = self.most = 0
         self.lanes: list[str | None] = []
-        self._lock = threading.Lock()
+        self._inside = threading.Condition()
 
     def __call__(self, *args, **kwargs):
-        with self._lock:
+        with self._inside:
             self.running += 1
             self.most = max(self.most, self.running)
             lane = budget.held_lane()
             self.lanes.append(lane.name if lane else None)
-        time.sleep(self.seconds)
-        with self._lock:
+            self._inside.notify_all()
+            if self.together:
+                self._inside.wait_for(lambda: self.most >= self.together, timeout=self.seconds)
+        if not self.together:
+            time.sleep(self.seconds)
+        with self._inside:
             self.running -= 1
         return args[0] if args else None
 
@@ -85,9 +93,9 @@ def test_heavy_evaluations_run_one_at_a_time(monkeypatch, fresh_caches):
 def test_ordinary_evaluations_take_no_slot(monkeypatch, fresh_caches):
     monkeypatch.setattr(cache, "judge", Concurrency(seconds=0.0))
     cache.assessment(Workload(rate_rps=99.0), "queueing")  # first-use imports out of the way
-    slow = Concurrency(seconds=0.15)
-    monkeypatch.setattr(cache, "judge", slow)
     light = [Workload(rate_rps=100.0 + i) for i in range(3)] + [_near_saturation(0.5)]
+    slow = Concurrency(seconds=5.0, together=len(light))
+    monkeypatch.setattr(cache, "judge", slow)
     _run_together([lambda w=w: cache.assessment(w, "queueing") for w in light])
     assert slow.most == len(light), "evaluations of a few ms must not queue behind each other"
     assert slow.lanes == [None] * len(light), f"light evaluations held a lane: {slow.lanes}"
