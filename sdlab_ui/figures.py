@@ -41,6 +41,13 @@ TEMPLATE = "none"
 TEMPLATE_SPEC = pio.templates[TEMPLATE].to_plotly_json()
 
 
+def log_tick_format(smallest: float, largest: float) -> str:
+    """A log axis's tick format that labels every tick in full: plotly's own labels the ticks
+    between decades with a bare small digit ("2" for 20). SI suffixes where ticks reach 10,000
+    ("20k"), unless they also go under 1 (where "~s" would write 0.5 as "500m")."""
+    return "~s" if largest >= 10_000 and smallest >= 1 else "~g"
+
+
 class PreparedFigure(go.Figure):
     """A figure whose dict form is computed once, for figures cached and never changed.
 

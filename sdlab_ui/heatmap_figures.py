@@ -25,11 +25,11 @@ from sdlab_ui.figures import (
     TEMPLATE_SPEC,
     UNSTABLE_GREY,
     label_in_prose,
+    log_tick_format,
 )
 from sdlab_ui.text import ms_text, replicas_text
 
 _COLOURSCALE = "Viridis"
-_MS_TICKS = (1, 3, 10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 # The colour scale as plotly's validation expands it, for the specs that skip it.
 _COLOURSCALE_SPEC = [list(stop) for stop in plotly.colors.get_colorscale(_COLOURSCALE)]
 
@@ -71,28 +71,29 @@ def log_colour_range(grids: Sequence[P99Grid]) -> tuple[float, float]:
     return low, high
 
 
-def _colourbar(low: float, high: float) -> dict:
-    ticks = [t for t in _MS_TICKS if low - 0.01 <= math.log10(t) <= high + 0.01]
-    return {
-        "title": {"text": "p99"},
-        "tickvals": [math.log10(t) for t in ticks],
-        "ticktext": [ms_text(t) for t in ticks],
-        "len": 0.9,
-    }
-
-
 def _axis_title(name: str) -> str:
     """'Request rate (req/s)', 'Replicas': the input's label and unit."""
     spec = NUMERIC_BY_NAME[name]
     return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
 
 
-def _axis_layout(name: str) -> dict:
-    """A plotly axis for input ``name``: its scale, its title; whole-number ticks for replicas."""
-    axis = {"type": NUMERIC_BY_NAME[name].scale, "title": {"text": _axis_title(name)}}
-    if name == "replicas":
-        axis["dtick"] = "D2"
-    return axis
+def _axis_scale(name: str) -> dict:
+    """Input ``name``'s scale on a plotly axis, every tick labelled in full; whole-number ticks
+    for replicas."""
+    spec = NUMERIC_BY_NAME[name]
+    if spec.scale != "log":
+        return {"type": spec.scale}
+    axis = {"type": "log", "tickformat": log_tick_format(float(spec.minimum), float(spec.maximum))}
+    return axis | {"dtick": "D2"} if name == "replicas" else axis
+
+
+def _axis_layout(name: str, values: np.ndarray) -> dict:
+    """A plotly axis for input ``name`` at grid ``values``: its scale, its title, and the cells'
+    extent as its range (autorange pads it for the markers on top, down to a "500m" tick)."""
+    axis = {**_axis_scale(name), "title": {"text": _axis_title(name)}}
+    at = np.log10(values) if axis["type"] == "log" else np.asarray(values, dtype=float)
+    half = (at[[1, -1]] - at[[0, -2]]) / 2 if at.size > 1 else np.array([0.5, 0.5])
+    return axis | {"range": [float(at[0] - half[0]), float(at[-1] + half[1])]}
 
 
 def _hover_value(name: str, placeholder: str) -> str:
@@ -162,7 +163,7 @@ def _heatmap_traces(
         "name": "p99",
     }
     if show_scale:
-        colour["colorbar"] = _colourbar(low, high)
+        colour["colorbar"] = log_ms_colourbar(low, high, "p99")
     unstable = {
         "type": "heatmap",
         **place,
@@ -239,8 +240,8 @@ def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
         }
     )
     layout = {
-        "xaxis": _axis_layout(grid.x_name),
-        "yaxis": _axis_layout(grid.y_name),
+        "xaxis": _axis_layout(grid.x_name, grid.x_values),
+        "yaxis": _axis_layout(grid.y_name, grid.y_values),
         "height": 520,
         "font": FONT,
         "template": TEMPLATE_SPEC,
@@ -339,13 +340,13 @@ def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dic
             axes=(f"x{number}", f"y{number}"),
         )
         x_axis = {
-            "type": NUMERIC_BY_NAME[grid.x_name].scale,
+            **_axis_scale(grid.x_name),
             "domain": list(x_domain),
             "anchor": f"y{number}",
             "showticklabels": row == 1,
         }
         y_axis = {
-            "type": NUMERIC_BY_NAME[grid.y_name].scale,
+            **_axis_scale(grid.y_name),
             "domain": list(y_domain),
             "anchor": f"x{number}",
             "showticklabels": column == 0,

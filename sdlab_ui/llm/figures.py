@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from sdlab_model.llm import LlmHeatmap
 from sdlab_model.page_params import LLM_BY_NAME, LLM_HEATMAP_AXIS
-from sdlab_ui.figures import FONT, TARGET_COLOUR
+from sdlab_ui.figures import FONT, TARGET_COLOUR, log_tick_format
 from sdlab_ui.heatmap_figures import log_ms_colourbar, unstable_layer
 from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import input_label
@@ -81,7 +81,11 @@ def p99_figure(
     )
     if current[0] > 0:  # a rate of 0 is off the log axis
         figure.add_trace(_current_marker(current, heatmap))
-    figure.update_xaxes(title_text=AXIS_TITLES[heatmap.x_field], type="log")
+    figure.update_xaxes(
+        title_text=AXIS_TITLES[heatmap.x_field],
+        type="log",
+        tickformat=log_tick_format(min(heatmap.x_values), max(heatmap.x_values)),
+    )
     figure.update_yaxes(
         title_text=AXIS_TITLES[heatmap.y_field], tickvals=rows, ticktext=labels, nticks=12
     )

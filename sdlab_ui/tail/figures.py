@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from sdlab_model.page_params import TAIL_BY_NAME
 from sdlab_model.tail import TailHeatmap
-from sdlab_ui.figures import FONT, TEMPLATE
+from sdlab_ui.figures import FONT, TEMPLATE, log_tick_format
 from sdlab_ui.heatmap_figures import log_ms_colourbar, unstable_layer
 from sdlab_ui.text import ms_text
 from sdlab_ui.widgets import input_label
@@ -65,7 +65,8 @@ def hedged_figure(heatmap: TailHeatmap, current: tuple[int, float], height: int 
     )
     figure.add_trace(unstable_layer(place, stable))
     figure.add_trace(_current_marker(current, heatmap))
-    figure.update_xaxes(title_text=X_TITLE, type="log")
+    ticks = log_tick_format(min(heatmap.fanouts), max(heatmap.fanouts))
+    figure.update_xaxes(title_text=X_TITLE, type="log", tickformat=ticks)
     figure.update_yaxes(title_text=Y_TITLE, tickvals=rows, ticktext=labels)
     figure.update_layout(
         title={"text": f"The fanned-out request's {name} (load fed back)"},

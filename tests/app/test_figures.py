@@ -119,3 +119,11 @@ def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
     assert np.unique(grid.frontier_replicas[np.isfinite(grid.frontier_replicas)]).size > 1, (
         "the frontier is flat across targets from 5 to 1,000 ms"
     )
+
+
+@pytest.mark.parametrize(
+    ("smallest", "largest", "expected"),
+    [(1, 500_000, "~s"), (1, 500, "~g"), (0.5, 20_000, "~g"), (0.01, 200, "~g")],
+)
+def test_log_ticks_take_si_suffixes_only_where_no_tick_is_under_one(smallest, largest, expected):
+    assert figures.log_tick_format(smallest, largest) == expected

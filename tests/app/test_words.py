@@ -10,12 +10,14 @@ text that only some states show.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from apptest_helpers import (
+    ADVICE_PAGE,
     HEATMAPS_PAGE,
     TRADEOFFS_PAGE,
     assert_no_exception,
@@ -107,6 +109,40 @@ def test_no_internal_wording_on_any_page(query):
         app.switch_page(page).run()
         assert_no_exception(app)
         _assert_clean(_shown_text(app._tree), f"{page} {query}")
+
+
+# Every chart with a log axis, and how to make the app draw it.
+_LOG_AXIS_CHARTS = {
+    HEATMAPS_PAGE: ({}, {"heatmap.main", "heatmap.multiples", "heatmap.policies"}),
+    "app_pages/llm.py": (
+        {"llm.heatmap_y": "tensor_parallel"},
+        {"llm.heatmap.ttft", "llm.heatmap.tpot"},
+    ),
+    "app_pages/tail.py": ({}, {"tail.heatmap"}),
+    "app_pages/overload.py": ({}, {"overload.priorities.chart"}),
+    ADVICE_PAGE: ({}, {"advice.frontier"}),
+    "app_pages/timeline.py": ({}, {"timeline.chart", "canary.chart"}),
+}
+
+
+@pytest.mark.parametrize("page", list(_LOG_AXIS_CHARTS))
+def test_every_log_axis_labels_its_ticks_in_full(page):
+    """Plotly's own ticks on a log axis label 20 and 50 as a bare small "2" and "5"."""
+    query, expected = _LOG_AXIS_CHARTS[page]
+    app = open_app(query)
+    app.session_state["heatmap.multiples_open"] = True
+    app.session_state["heatmap.policies_open"] = True
+    app.switch_page(page).run()
+    assert_no_exception(app)
+    logged = set()
+    for chart in app.get("plotly_chart"):
+        for name, axis in json.loads(chart.proto.spec)["layout"].items():
+            if name.startswith(("xaxis", "yaxis")) and axis.get("type") == "log":
+                logged.add(chart.key)
+                assert axis.get("tickformat") or axis.get("ticktext"), (
+                    f"{chart.key} {name}: ticks labelled by plotly's bare digits"
+                )
+    assert logged >= expected, f"{page} drew log axes in {logged}, expected {expected}"
 
 
 def test_no_internal_wording_in_the_walkthrough():
