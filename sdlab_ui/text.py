@@ -41,3 +41,16 @@ def money(usd: float) -> str:
     if not math.isfinite(usd):
         return "—"
     return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
+
+
+def usd_per_million_text(usd_per_million: float) -> str:
+    """A price per million inferences to the cent: '$3.97', or '<$0.01' where it rounds to 0."""
+    return "<$0.01" if usd_per_million < 0.01 else money(usd_per_million)
+
+
+def per_million_text(usd_per_million: float, serves: bool, unit: str = "per 1M") -> str:
+    """'$3.97 per 1M', '<$0.01 per 1M', or 'no price per 1M over capacity' where the fleet cannot
+    serve the rate: the offered rate spread over its price would read as nearly free."""
+    if not serves:
+        return f"no price {unit} over capacity"
+    return f"{usd_per_million_text(usd_per_million)} {unit}"

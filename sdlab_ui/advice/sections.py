@@ -35,7 +35,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui import cache, state
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget
-from sdlab_ui.text import money, ms_text
+from sdlab_ui.text import money, ms_text, per_million_text
 
 _KEY = {Workload: astuple}
 
@@ -87,9 +87,13 @@ def p99_label(design: Design) -> str:
 
 
 def cost_line(workload: Workload) -> str:
-    """'$2.86/h · $3.97 per 1M inferences' for the workload at its own prices."""
+    """'$2.86/h · $3.97 per 1M inferences' for the workload at its own prices; no price per 1M
+    where its fleet cannot serve the rate, as the Lab's headline says."""
     cost = workload_cost(workload)
-    return f"{money(cost.usd_per_hour)}/h · {money(cost.usd_per_million)} per 1M inferences"
+    serves = math.isfinite(_cached_current(workload).p99_ms)
+    return f"{money(cost.usd_per_hour)}/h · " + per_million_text(
+        cost.usd_per_million, serves, "per 1M inferences"
+    )
 
 
 def recommendation(workload: Workload) -> Advice:
@@ -139,8 +143,9 @@ def recommendation(workload: Workload) -> Advice:
     # The Lab's "load" (against full-batch capacity), not its slots' busy share ("utilization").
     columns[3].metric("Load (of capacity)", f"{best.utilization:.0%}")
     current = advice.current
+    price = per_million_text(best.cost.usd_per_million, True, "per 1M inferences")
     st.markdown(
-        f"**{best.label}** — {money(best.cost.usd_per_million)} per 1M inferences. The current "
+        f"**{best.label}** — {price}. The current "
         f"design: {current.label}, {cost_line(workload)}, {p99_label(current)} "
         f"{ms_text(current.p99_ms)}."
     )

@@ -18,7 +18,7 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, diagram, state
-from sdlab_ui.text import ms_text, rate_text
+from sdlab_ui.text import ms_text, rate_text, usd_per_million_text
 from sdlab_ui.widgets import format_value
 
 
@@ -75,7 +75,11 @@ def _delta_ms(a: float | None, b: float | None) -> str:
 
 def _per_million(side: Side) -> str:
     # Over capacity the offered rate spread over the price reads as nearly free: no price.
-    return f"${side.usd_per_million:,.2f}" if math.isfinite(side.p99_ms) else "over capacity"
+    return (
+        usd_per_million_text(side.usd_per_million)
+        if math.isfinite(side.p99_ms)
+        else "over capacity"
+    )
 
 
 def _share(value: float) -> str:

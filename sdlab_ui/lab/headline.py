@@ -16,7 +16,7 @@ from sdlab_model.advice.search import workload_cost
 from sdlab_model.assessment import Assessment
 from sdlab_ui.diagram import load_text
 from sdlab_ui.lab.style import HEADER, lab_header
-from sdlab_ui.text import ms_text, rate_text
+from sdlab_ui.text import money, ms_text, per_million_text, rate_text
 
 
 def p99_label(result: Assessment, short: bool = False) -> str:
@@ -73,7 +73,11 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         ("Capacity", f"{rate_text(result.capacity_rps)} (load {load})"),
         ("Utilization", utilization),
         ("Replicas needed for the target", "none up to 500" if needed is None else str(needed)),
-        ("Cost", f"${cost.usd_per_hour:,.2f}/h · {per_million_text(cost.usd_per_million, result)}"),
+        (
+            "Cost",
+            f"{money(cost.usd_per_hour)}/h · "
+            + per_million_text(cost.usd_per_million, result.is_stable),
+        ),
     )
     table = (
         "<table><thead><tr>"
@@ -96,16 +100,6 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         )
     elif result.p50_ms is None:
         st.caption("The teaching model defines only a p99.")
-
-
-def per_million_text(usd_per_million: float, result: Assessment) -> str:
-    """'$3.97 per 1M', '<$0.01 per 1M', or no price where the fleet cannot serve the rate (the
-    offered rate spread over its price reads as nearly free)."""
-    if not result.is_stable:
-        return "no price per 1M over capacity"
-    if usd_per_million < 0.01:
-        return "<$0.01 per 1M"
-    return f"${usd_per_million:,.2f} per 1M"
 
 
 HEADLINE_CLASS = "sdlab-headline"

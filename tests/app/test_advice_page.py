@@ -7,6 +7,7 @@ from apptest_helpers import (
     ADVICE_PAGE,
     LAB_PAGE,
     assert_no_exception,
+    headline_block,
     headline_metrics,
     open_app,
     sidebar_value,
@@ -16,6 +17,7 @@ from sdlab_model.advice.search import advise, breaking_points, levers
 from sdlab_model.assessment import judge
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
+from sdlab_ui.text import per_million_text
 from sdlab_ui.url import url_params
 
 
@@ -206,3 +208,30 @@ def test_the_cost_charts_target_line_is_the_target_red_on_either_theme():
     colours = {shape["line"].get("color") for shape in shapes}
     # Plotly's default line is the theme's text colour: black on Streamlit's near-black dark page.
     assert colours == {TARGET_COLOUR}, f"the target line is drawn in {colours}"
+
+
+def test_over_capacity_no_page_prices_a_million_inferences():
+    """The offered rate spread over the fleet's price reads as nearly free ($0.00 per 1M)."""
+    query = {"rate_rps": "500000", "replicas": "2"}
+    advice = open_app(query, page=ADVICE_PAGE)
+    assert_no_exception(advice)
+    line = next(m.value for m in advice.markdown if m.value.startswith("The current design costs"))
+    assert "no price per 1M inferences over capacity" in line, line
+    lab = open_app(query)
+    assert "no price per 1M over capacity" in headline_block(lab)
+    for page, app in (("Advice", advice), ("Lab", lab)):
+        shown = " ".join(m.value for m in app.markdown)
+        assert "$0.00 per 1M" not in shown, f"{page} prices an overloaded fleet at $0.00 per 1M"
+
+
+@pytest.mark.parametrize(
+    ("usd", "serves", "expected"),
+    [
+        (3.971, True, "$3.97 per 1M"),
+        (0.004, True, "<$0.01 per 1M"),
+        (1234.5, True, "$1,234 per 1M"),
+        (0.0008, False, "no price per 1M over capacity"),
+    ],
+)
+def test_a_price_per_million_reads_to_the_cent(usd, serves, expected):
+    assert per_million_text(usd, serves) == expected
