@@ -647,7 +647,7 @@ def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tupl
             Reason(
                 "packing",
                 "warning",
-                f"{workload.models_hosted:,} models on {workload.replicas:,} replicas "
+                f"{workload.models_hosted:,} models on {_count(workload.replicas, 'replica')} "
                 f"({workload.models_hosted / workload.replicas:.1f} per replica): pack several "
                 "per replica and route by model.",
             )
@@ -892,7 +892,8 @@ def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
     where routing by model is the placement that meets the target, how many replicas it takes."""
     fit = f"{packing.models_fit_per_replica} of {models_hosted:,} model{_s(models_hosted)} fit"
     if packing.recommended == "model_aware" and packing.recommended_replicas is not None:
-        return f"{fit} · routed by model on {packing.recommended_replicas:,} replicas, no loads"
+        replicas = _count(packing.recommended_replicas, "replica")
+        return f"{fit} · routed by model on {replicas}, no loads"
     if math.isinf(packing.packed_p99_ms):
         return f"{fit} · LRU thrashes (∞)"
     return f"{fit} · LRU hit {packing.packed_hit_ratio:.0%}"

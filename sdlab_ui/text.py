@@ -29,11 +29,14 @@ def rate_text(rate_rps: float) -> str:
     return f"{rate_rps:.3g} req/s"
 
 
+def count_text(count: float, noun: str) -> str:
+    """'1 model', '1,024 models': a whole count and its noun, singular for one."""
+    return f"{count:,.0f} {noun}" + ("" if count == 1 else "s")
+
+
 def replicas_text(count: float) -> str:
     """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
-    if not math.isfinite(count):
-        return ""
-    return "1 replica" if count == 1 else f"{count:,.0f} replicas"
+    return count_text(count, "replica") if math.isfinite(count) else ""
 
 
 def money(usd: float) -> str:

@@ -184,7 +184,8 @@ def dedicated_placement(
     meets = missing == 0
     cost = replicas_needed * price
     note = (
-        f"{workload.models_hosted:,} models on {replicas_needed:,} replicas of their own; "
+        f"{_count(workload.models_hosted, 'model')} on {_count(replicas_needed, 'replica')} of "
+        "their own; "
         "the p99 shown is the worst model's, an upper bound on the fleet's."
     )
     if not meets:
@@ -508,18 +509,26 @@ def routed_reason(plan: ResidencyPlan) -> str:
         else f"a p99 of {lru.p99_ms:,.1f} ms"
     )
     dedicated_cost = (
-        f"${dedicated.usd_per_hour_to_meet:,.2f}/h ({dedicated.replicas_to_meet:,} replicas)"
+        f"${dedicated.usd_per_hour_to_meet:,.2f}/h "
+        f"({_count(dedicated.replicas_to_meet, 'replica')})"
         if dedicated.replicas_to_meet
         else "dedicated replicas, which cannot meet it"
     )
     return (
-        f"Sent to every one of {workload.replicas:,} replicas, all {workload.models_hosted:,} "
+        f"Sent to every one of {_count(workload.replicas, 'replica')}, all "
+        f"{workload.models_hosted:,} "
         f"models compete for {plan.models_fit_per_replica} places in each GPU's memory: packed "
         f"LRU finds the model loaded for {lru.hit_ratio:.1%} of batches, {lru_p99}. Routed by "
-        f"model, the hottest model sits on {int(counts[0]):,} replicas and "
+        f"model, the hottest model sits on {_count(int(counts[0]), 'replica')} and "
         f"{int(np.count_nonzero(counts == 1)):,} of {workload.models_hosted:,} models on one "
         f"each, at most {most} on a replica, all loaded (hit ratio {routed.hit_ratio:.0%}), and "
         "each replica batches only its own models' traffic. That meets the "
-        f"{workload.p99_target_ms:g} ms target with {routed.replicas_to_meet:,} replicas for "
+        f"{workload.p99_target_ms:g} ms target with "
+        f"{_count(routed.replicas_to_meet, 'replica')} for "
         f"${routed.usd_per_hour_to_meet:,.2f}/h, against {dedicated_cost} dedicated."
     )
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 replica', '12 replicas'."""
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")

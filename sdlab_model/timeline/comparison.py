@@ -46,7 +46,7 @@ class FixedFleetComparison:
     def sentence(self) -> str:
         """The comparison in words, every number from the totals above."""
         fleet = (
-            f"a fixed fleet of {self.fixed_replicas} replicas sized for the peak"
+            f"a fixed fleet of {_replicas(self.fixed_replicas)} sized for the peak"
             if self.fixed_replicas is not None
             else f"a fixed fleet of {MAX_REPLICAS} replicas (none up to it meets the target)"
         )
@@ -102,3 +102,7 @@ def _usd(usd: float) -> str:
 
 def _minutes(count: int) -> str:
     return f"{count} minute" if count == 1 else f"{count} minutes"
+
+
+def _replicas(count: int) -> str:
+    return f"{count:,} replica" if count == 1 else f"{count:,} replicas"

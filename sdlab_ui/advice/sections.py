@@ -35,7 +35,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui import cache, state
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget
-from sdlab_ui.text import money, ms_text, per_million_text
+from sdlab_ui.text import money, ms_text, per_million_text, replicas_text
 
 _KEY = {Workload: astuple}
 
@@ -180,7 +180,8 @@ def _placement_note(best: Design) -> None:
         return
     st.info(
         f"Placing the models does better: {packing.recommended_label} meets the target with "
-        f"{packing.recommended_replicas} replicas for {money(packing.recommended_usd_per_hour)}/h "
+        f"{replicas_text(packing.recommended_replicas)} for "
+        f"{money(packing.recommended_usd_per_hour)}/h "
         "(Models and memory; the Lab recommends it). This search sends every model to every "
         "replica.",
         icon=":material/hub:",

@@ -16,7 +16,7 @@ from sdlab_model.advice.search import workload_cost
 from sdlab_model.assessment import Assessment
 from sdlab_ui.diagram import load_text
 from sdlab_ui.lab.style import HEADER, lab_header
-from sdlab_ui.text import money, ms_text, per_million_text, rate_text
+from sdlab_ui.text import money, ms_text, per_million_text, rate_text, replicas_text
 
 
 def p99_label(result: Assessment, short: bool = False) -> str:
@@ -174,5 +174,5 @@ def _unstable_text(result: Assessment) -> str:
         )
     needed = result.min_replicas_for_target
     if needed is not None:
-        text += f" {needed} replicas meet the p99 target."
+        text += f" {replicas_text(needed)} {'meets' if needed == 1 else 'meet'} the p99 target."
     return text

@@ -29,7 +29,7 @@ from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.server import budget
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import ms_text, replicas_text
 from sdlab_ui.widgets import choice_widget, numeric_widget
 
 _KEY = {Workload: astuple, ResidencyInputs: astuple}
@@ -90,7 +90,7 @@ def checked_designs(plan: ResidencyPlan) -> list[tuple[str, Workload, Placement,
         and chosen.replicas_to_meet != plan.workload.replicas
     ):
         sized = plan.workload.with_changes(replicas=chosen.replicas_to_meet)
-        label = f"{chosen.label} at {sized.replicas:,} replicas (recommended)"
+        label = f"{chosen.label} at {replicas_text(sized.replicas)} (recommended)"
         rows.append((label, sized, chosen, chosen.p99_ms_to_meet, RECOMMENDED_SIM_REQUESTS))
     return rows
 
@@ -221,7 +221,7 @@ def recommendation(plan: ResidencyPlan) -> None:
         chosen = plan.placement(plan.recommended)
         st.success(
             f"Recommended: **{chosen.label}** — the cheapest that meets the target: "
-            f"{money(chosen.usd_per_hour_to_meet)} with {chosen.replicas_to_meet:,} replicas.",
+            f"{money(chosen.usd_per_hour_to_meet)} with {replicas_text(chosen.replicas_to_meet)}.",
             icon=":material/check_circle:",
         )
         reason = routed_reason(plan)
@@ -231,11 +231,11 @@ def recommendation(plan: ResidencyPlan) -> None:
     if memory is None:
         line = (
             "Even with every model resident the packed fleet misses the target at "
-            f"{plan.workload.replicas:,} replicas: memory alone cannot fix it."
+            f"{replicas_text(plan.workload.replicas)}: memory alone cannot fix it."
         )
     else:
         line = (
-            f"A packed LRU fleet at {plan.workload.replicas:,} replicas meets the target with "
+            f"A packed LRU fleet at {replicas_text(plan.workload.replicas)} meets the target with "
             f"**{memory:.1f} GB** per GPU (the reserve included); this one has "
             f"{plan.inputs.accelerator_memory_gb:g} GB."
         )

@@ -38,6 +38,7 @@ from sdlab_model.timeline.autoscalers import (
 from sdlab_model.timeline.traffic import UploadedTrace
 from sdlab_model.workload import Workload
 from sdlab_ui import state
+from sdlab_ui.text import replicas_text
 from sdlab_ui.widgets import choice_widget, input_label, numeric_widget
 
 PREFIX = "tl"
@@ -157,7 +158,7 @@ def draw(workload: Workload) -> dict:
         _number("duration_s", values)
         _number("step_s", values)
     with middle:
-        st.markdown(f"**Autoscaler** (starts at the sidebar's {workload.replicas} replicas)")
+        st.markdown(f"**Autoscaler** (starts at the sidebar's {replicas_text(workload.replicas)})")
         _choice("scaler", values)
         _number("min_replicas", values)
         _number("max_replicas", values)

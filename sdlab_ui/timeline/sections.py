@@ -31,7 +31,7 @@ from sdlab_model.timeline.model import (
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget, runs, worker
-from sdlab_ui.text import money, ms_text
+from sdlab_ui.text import money, ms_text, replicas_text
 
 MAX_CHART_POINTS = 1_500
 """Points per line: a day at 1 s is 86,400 steps, drawn as at most this many buckets."""
@@ -202,7 +202,7 @@ def ramp_story(result: TimelineResult) -> str:
     cold = inputs.cold_start.cold_start_s
     if not len(times):
         return (
-            f"The fleet stayed at {int(result.ready_replicas[0])} replicas "
+            f"The fleet stayed at {replicas_text(int(result.ready_replicas[0]))} "
             f"(cold start would be {cold:.0f} s)."
         )
     shown = ", ".join(f"{int(n)} at {t:.0f} s" for t, n in zip(times[:8], counts[:8], strict=True))
@@ -240,7 +240,7 @@ def ramp_story(result: TimelineResult) -> str:
     return (
         f"{story} {metric} While a backlog is left every replica reports 100% busy, so each "
         f"sync asks ceil(n ÷ {scaler.hpa_target_utilization:.0%}); at the peak's {peak:,.0f} "
-        f"req/s without a backlog the fleet would settle at {settled} replicas."
+        f"req/s without a backlog the fleet would settle at {replicas_text(settled)}."
     )
 
 

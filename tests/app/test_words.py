@@ -19,6 +19,7 @@ import pytest
 from apptest_helpers import (
     ADVICE_PAGE,
     HEATMAPS_PAGE,
+    LAB_PAGE,
     TRADEOFFS_PAGE,
     assert_no_exception,
     open_app,
@@ -109,6 +110,25 @@ def test_no_internal_wording_on_any_page(query):
         app.switch_page(page).run()
         assert_no_exception(app)
         _assert_clean(_shown_text(app._tree), f"{page} {query}")
+
+
+_ONE_PLURAL = re.compile(r"(?<![\d.,])1 (models|replicas|GPUs|workers)\b")
+
+
+def test_one_of_a_thing_is_singular_on_every_page():
+    """'1 models', '1 replicas': a count of one reads in the singular (one model, one replica,
+    a rate low enough that one replica meets the target)."""
+    app = open_app({"models_hosted": "1", "replicas": "1", "rate_rps": "10"})
+    pages = (LAB_PAGE, "app_pages/residency.py", "app_pages/timeline.py", ADVICE_PAGE)
+    for page in pages:
+        app.switch_page(page).run()
+        assert_no_exception(app)
+        shown = [
+            m.group(0) + ": " + t[:120]
+            for t in _shown_text(app._tree)
+            for m in _ONE_PLURAL.finditer(t)
+        ]
+        assert not shown, f"{page}: {shown[:3]}"
 
 
 # Every chart with a log axis, and how to make the app draw it.
