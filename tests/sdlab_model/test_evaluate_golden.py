@@ -14,6 +14,9 @@ flag were compared on all 200 workloads, both models: identical.
 
 Model-aware routing joined the placements the same day (issue 21): in 14 of the 200 cases the
 packing decision, its reason and stage 5 name it; no other field changed.
+
+Nine cases' text digests re-pinned 2026-12-03 (issue 22), the floats kept: at one replica the
+packing reason now says "on 1 replica", not "on 1 replicas".
 """
 
 from __future__ import annotations
