@@ -2,14 +2,15 @@
 
 import streamlit as st
 
+from sdlab_model.wording import count
 from sdlab_ui import state
 from sdlab_ui.residency import sections
-from sdlab_ui.text import count_text, replicas_text
+from sdlab_ui.text import replicas_text
 
 lab = state.current()
 st.title("Models and memory")
 st.caption(
-    f"{count_text(lab.workload.models_hosted, 'model')} at {lab.workload.rate_rps:,.0f} req/s on "
+    f"{count(lab.workload.models_hosted, 'model')} at {lab.workload.rate_rps:,.0f} req/s on "
     f"{replicas_text(lab.workload.replicas)} (set in the sidebar): which placement keeps the p99 "
     "under the target, counting the time models take to load."
 )

@@ -21,6 +21,7 @@ from sdlab_model.architecture import FLOWS, NODE_IDS
 from sdlab_model.latency import LatencyResult
 from sdlab_model.params import MODELS_PER_REPLICA_HOT, SAFE_UTILIZATION
 from sdlab_model.teaching import batch_active
+from sdlab_model.wording import count
 from sdlab_model.workload import Workload
 
 # "neutral": passes on its own while the design as a whole fails, so it gets neither a tick nor a
@@ -361,10 +362,6 @@ def _ms(value_ms: float) -> str:
     return f"{value_ms:,.0f} ms" if value_ms >= 100 else f"{value_ms:.1f} ms"
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number:,} {noun}" + ("" if number == 1 else "s")
-
-
 def _unstable(latency: LatencyResult) -> bool:
     """True when the model says the queue grows without bound (never so in the teaching model)."""
     return math.isinf(latency.p99_ms)
@@ -445,7 +442,7 @@ def meters_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tuple
 
 def _packing_text(workload: Workload, needs: Needs, hot_slots: int) -> str:
     """The packing meter's number: whichever limit binds, slots or the model-count line."""
-    models = _count(workload.models_hosted, "model")
+    models = count(workload.models_hosted, "model")
     if needs.models_per_slot >= workload.models_hosted / PACKING_PRESSURE_MODELS:
         return f"{models} on {hot_slots:,} hot-load slots"
     return f"{models} against a line of {PACKING_PRESSURE_MODELS:.0f} for one fleet"
@@ -647,7 +644,7 @@ def reasons_of(workload: Workload, latency: LatencyResult, needs: Needs) -> tupl
             Reason(
                 "packing",
                 "warning",
-                f"{workload.models_hosted:,} models on {_count(workload.replicas, 'replica')} "
+                f"{workload.models_hosted:,} models on {count(workload.replicas, 'replica')} "
                 f"({workload.models_hosted / workload.replicas:.1f} per replica): pack several "
                 "per replica and route by model.",
             )
@@ -771,8 +768,8 @@ def _no_ok_beside_a_failure(meters, reasons):
     return meters, reasons
 
 
-def _replicas_text(count: int | None) -> str:
-    return "no count up to 500" if count is None else _count(count, "replica")
+def _replicas_text(replicas: int | None) -> str:
+    return "no count up to 500" if replicas is None else count(replicas, "replica")
 
 
 def _meet(count: int | None) -> str:
@@ -892,7 +889,7 @@ def packing_note(packing: PackingNumbers, models_hosted: int) -> str:
     where routing by model is the placement that meets the target, how many replicas it takes."""
     fit = f"{packing.models_fit_per_replica} of {models_hosted:,} model{_s(models_hosted)} fit"
     if packing.recommended == "model_aware" and packing.recommended_replicas is not None:
-        replicas = _count(packing.recommended_replicas, "replica")
+        replicas = count(packing.recommended_replicas, "replica")
         return f"{fit} · routed by model on {replicas}, no loads"
     if math.isinf(packing.packed_p99_ms):
         return f"{fit} · LRU thrashes (∞)"
@@ -979,4 +976,4 @@ def _fleet_cost(replicas: int | None, usd_per_replica_hour: float) -> float:
 def _money(usd_per_hour: float, replicas: int | None) -> str:
     if replicas is None or not math.isfinite(usd_per_hour):
         return "cannot meet it up to 500 replicas"
-    return f"${usd_per_hour:,.2f}/h ({_count(replicas, 'replica')})"
+    return f"${usd_per_hour:,.2f}/h ({count(replicas, 'replica')})"

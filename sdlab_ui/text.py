@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from sdlab_model.wording import count
+
 
 def ms_text(value_ms: float | None) -> str:
     """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
@@ -29,14 +31,9 @@ def rate_text(rate_rps: float) -> str:
     return f"{rate_rps:.3g} req/s"
 
 
-def count_text(count: float, noun: str) -> str:
-    """'1 model', '1,024 models': a whole count and its noun, singular for one."""
-    return f"{count:,.0f} {noun}" + ("" if count == 1 else "s")
-
-
-def replicas_text(count: float) -> str:
+def replicas_text(replicas: float) -> str:
     """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
-    return count_text(count, "replica") if math.isfinite(count) else ""
+    return count(replicas, "replica") if math.isfinite(replicas) else ""
 
 
 def money(usd: float) -> str:

@@ -42,6 +42,7 @@ from sdlab_model.queues.queueing import p99_pairs
 from sdlab_model.residency.inputs import ResidencyInputs
 from sdlab_model.residency.latency import ResidencyLatency, models_that_fit, packed_latency
 from sdlab_model.residency.routing import route_models, routed_latency
+from sdlab_model.wording import count
 from sdlab_model.workload import Workload
 
 PLACEMENT_IDS: tuple[str, ...] = ("dedicated", "packed_lru", "packed_pinned", "model_aware")
@@ -184,7 +185,7 @@ def dedicated_placement(
     meets = missing == 0
     cost = replicas_needed * price
     note = (
-        f"{_count(workload.models_hosted, 'model')} on {_count(replicas_needed, 'replica')} of "
+        f"{count(workload.models_hosted, 'model')} on {count(replicas_needed, 'replica')} of "
         "their own; "
         "the p99 shown is the worst model's, an upper bound on the fleet's."
     )
@@ -509,26 +510,20 @@ def routed_reason(plan: ResidencyPlan) -> str:
         else f"a p99 of {lru.p99_ms:,.1f} ms"
     )
     dedicated_cost = (
-        f"${dedicated.usd_per_hour_to_meet:,.2f}/h "
-        f"({_count(dedicated.replicas_to_meet, 'replica')})"
+        f"${dedicated.usd_per_hour_to_meet:,.2f}/h ({count(dedicated.replicas_to_meet, 'replica')})"
         if dedicated.replicas_to_meet
         else "dedicated replicas, which cannot meet it"
     )
     return (
-        f"Sent to every one of {_count(workload.replicas, 'replica')}, all "
+        f"Sent to every one of {count(workload.replicas, 'replica')}, all "
         f"{workload.models_hosted:,} "
         f"models compete for {plan.models_fit_per_replica} places in each GPU's memory: packed "
         f"LRU finds the model loaded for {lru.hit_ratio:.1%} of batches, {lru_p99}. Routed by "
-        f"model, the hottest model sits on {_count(int(counts[0]), 'replica')} and "
+        f"model, the hottest model sits on {count(int(counts[0]), 'replica')} and "
         f"{int(np.count_nonzero(counts == 1)):,} of {workload.models_hosted:,} models on one "
         f"each, at most {most} on a replica, all loaded (hit ratio {routed.hit_ratio:.0%}), and "
         "each replica batches only its own models' traffic. That meets the "
         f"{workload.p99_target_ms:g} ms target with "
-        f"{_count(routed.replicas_to_meet, 'replica')} for "
+        f"{count(routed.replicas_to_meet, 'replica')} for "
         f"${routed.usd_per_hour_to_meet:,.2f}/h, against {dedicated_cost} dedicated."
     )
-
-
-def _count(number: int, noun: str) -> str:
-    """'1 replica', '12 replicas'."""
-    return f"{number:,} {noun}" + ("" if number == 1 else "s")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sdlab_model.timeline.autoscalers import AUTOSCALER_LABELS, MAX_REPLICAS
 from sdlab_model.timeline.model import TimelineResult
+from sdlab_model.wording import count
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,13 @@ class FixedFleetComparison:
     def sentence(self) -> str:
         """The comparison in words, every number from the totals above."""
         fleet = (
-            f"a fixed fleet of {_replicas(self.fixed_replicas)} sized for the peak"
+            f"a fixed fleet of {count(self.fixed_replicas, 'replica')} sized for the peak"
             if self.fixed_replicas is not None
             else f"a fixed fleet of {MAX_REPLICAS} replicas (none up to it meets the target)"
         )
         cost = f"{_usd(self.autoscaled_usd)} against {_usd(self.fixed_usd)}"
         minutes = (
-            f"{_minutes(self.autoscaled_minutes_over)} of {self.minutes} over the "
+            f"{count(self.autoscaled_minutes_over, 'minute')} of {self.minutes} over the "
             f"{self.target_ms:g} ms p99 target against the fixed fleet's "
             f"{self.fixed_minutes_over}"
         )
@@ -67,7 +68,7 @@ class FixedFleetComparison:
             if self.saved_usd <= 0.005:
                 paid = f"It was also worse on the target: {minutes}."
         elif self.extra_minutes_over < 0:
-            spared = _minutes(-self.extra_minutes_over)
+            spared = count(-self.extra_minutes_over, "minute")
             paid = f"It bought {spared} fewer over the target: {minutes}."
         else:
             paid = f"Over the target it did as well: {minutes}."
@@ -98,11 +99,3 @@ _NAMES = {"none": "fleet without an autoscaler"}
 def _usd(usd: float) -> str:
     # As the page's other dollar figures (sdlab_ui.text.money): cents below $100.
     return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
-
-
-def _minutes(count: int) -> str:
-    return f"{count} minute" if count == 1 else f"{count} minutes"
-
-
-def _replicas(count: int) -> str:
-    return f"{count:,} replica" if count == 1 else f"{count:,} replicas"
