@@ -43,6 +43,18 @@ def money(usd: float) -> str:
     return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
 
 
+def usd_delta_text(delta_usd: float, unit: str = "") -> str:
+    """A change in dollars, B − A: '+$1.43/h', '-$0.50', 'same', and 'under $0.01 more' (or less)
+    where it rounds to nothing, so two prices shown as '<$0.01' never differ by '+0.00'."""
+    if not math.isfinite(delta_usd):
+        return ""
+    if delta_usd == 0:
+        return "same"
+    if abs(delta_usd) < 0.01:
+        return f"under $0.01{unit} " + ("more" if delta_usd > 0 else "less")
+    return ("+" if delta_usd > 0 else "-") + money(abs(delta_usd)) + unit
+
+
 def usd_per_million_text(usd_per_million: float) -> str:
     """A price per million inferences to the cent: '$3.97', or '<$0.01' where it rounds to 0."""
     return "<$0.01" if usd_per_million < 0.01 else money(usd_per_million)

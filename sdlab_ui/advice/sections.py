@@ -35,7 +35,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui import cache, state
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget
-from sdlab_ui.text import money, ms_text, per_million_text, replicas_text
+from sdlab_ui.text import money, ms_text, per_million_text, replicas_text, usd_delta_text
 
 _KEY = {Workload: astuple}
 
@@ -262,7 +262,7 @@ def lever_table(workload: Workload) -> None:
             "p99": ms_text(lever.p99_ms) if lever.is_judged else f"≈ {ms_text(lever.p99_ms)}",
             "Δ p99": _delta_ms(lever.delta_p99_ms),
             "cost": f"{money(lever.usd_per_hour)}/h",
-            "Δ cost": f"{lever.delta_usd_per_hour:+,.2f} $/h",
+            "Δ cost": usd_delta_text(lever.delta_usd_per_hour, "/h"),
             "meets target": _verdict(lever.meets_target),
         }
         for lever in found

@@ -18,7 +18,7 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, diagram, state
-from sdlab_ui.text import ms_text, rate_text, usd_per_million_text
+from sdlab_ui.text import ms_text, rate_text, usd_delta_text, usd_per_million_text
 from sdlab_ui.widgets import format_value
 
 
@@ -112,13 +112,13 @@ def rows(a: Side, b: Side, target_a_ms: float, target_b_ms: float) -> list[tuple
             "Cost per hour",
             f"${a.usd_per_hour:,.2f}",
             f"${b.usd_per_hour:,.2f}",
-            f"{b.usd_per_hour - a.usd_per_hour:+,.2f} $/h",
+            usd_delta_text(b.usd_per_hour - a.usd_per_hour, "/h"),
         ),
         (
             "Cost per 1M inferences",
             _per_million(a),
             _per_million(b),
-            f"{b.usd_per_million - a.usd_per_million:+,.2f} $"
+            usd_delta_text(b.usd_per_million - a.usd_per_million)
             if math.isfinite(a.p99_ms) and math.isfinite(b.p99_ms)
             else "",
         ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +221,15 @@ def test_no_file_points_outside_the_repository():
         )
     ]
     assert not offenders, f"files citing a workspace file not in the repository: {offenders}"
+
+
+def test_a_change_in_dollars_has_its_sign_and_its_dollar_sign_in_front():
+    from sdlab_ui.text import usd_delta_text
+
+    assert usd_delta_text(1.434, "/h") == "+$1.43/h"
+    assert usd_delta_text(-0.5) == "-$0.50"
+    assert usd_delta_text(-1234.0, "/h") == "-$1,234/h"
+    assert usd_delta_text(0.004) == "under $0.01 more"
+    assert usd_delta_text(-0.004, "/h") == "under $0.01/h less"
+    assert usd_delta_text(0.0) == "same"
+    assert usd_delta_text(math.nan) == ""

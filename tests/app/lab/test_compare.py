@@ -122,3 +122,18 @@ def test_an_unstable_design_reads_unstable_in_the_comparison():
     assert p99[1] == "unstable (∞)" and math.isinf(side.p99_ms), f"p99 row {p99}"
     meets = next(row for row in rows if row[0] == "Meets the p99 target")
     assert meets[1].startswith("no"), f"an unstable design is said to meet the target: {meets}"
+
+
+def test_cost_changes_read_in_dollars_and_never_as_a_cent_of_nothing():
+    # At a cent a replica-hour both fleets cost under a cent per 1M inferences: the old table
+    # said "+0.00 $" between them.
+    cheap = {"rate_rps": 5000, "cpu_usd_per_replica_hour": 0.01}
+    a = compare.Side.of(evaluate(Workload(replicas=10, **cheap)))
+    b = compare.Side.of(evaluate(Workload(replicas=12, **cheap)))
+    assert a.usd_per_million < 0.01 and b.usd_per_million < 0.01, (a, b)
+    rows = {row[0]: row for row in compare.rows(a, b, 100.0, 100.0)}
+    per_hour, per_million = rows["Cost per hour"], rows["Cost per 1M inferences"]
+    assert per_hour[3] == f"+${b.usd_per_hour - a.usd_per_hour:,.2f}/h", per_hour
+    assert per_million[1:] == ("<$0.01", "<$0.01", "under $0.01 more"), per_million
+    same = compare.rows(a, a, 100.0, 100.0)
+    assert [row[3] for row in same if row[0].startswith("Cost")] == ["same", "same"], same
