@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from sdlab_model.wording import count
+from sdlab_model.wording import count, money
 
 
 def ms_text(value_ms: float | None) -> str:
@@ -34,13 +34,6 @@ def rate_text(rate_rps: float) -> str:
 def replicas_text(replicas: float) -> str:
     """'1 replica', '12 replicas'; '' where there is no count (a gap in a line, never hovered)."""
     return count(replicas, "replica") if math.isfinite(replicas) else ""
-
-
-def money(usd: float) -> str:
-    """Dollars as a person reads them: cents below $100, whole dollars above."""
-    if not math.isfinite(usd):
-        return "—"
-    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
 
 
 def usd_delta_text(delta_usd: float, unit: str = "") -> str:

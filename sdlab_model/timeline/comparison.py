@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sdlab_model.timeline.autoscalers import AUTOSCALER_LABELS, MAX_REPLICAS
 from sdlab_model.timeline.model import TimelineResult
-from sdlab_model.wording import count
+from sdlab_model.wording import count, money
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,16 @@ class FixedFleetComparison:
             if self.fixed_replicas is not None
             else f"a fixed fleet of {MAX_REPLICAS} replicas (none up to it meets the target)"
         )
-        cost = f"{_usd(self.autoscaled_usd)} against {_usd(self.fixed_usd)}"
+        cost = f"{money(self.autoscaled_usd)} against {money(self.fixed_usd)}"
         minutes = (
             f"{count(self.autoscaled_minutes_over, 'minute')} of {self.minutes} over the "
             f"{self.target_ms:g} ms p99 target against the fixed fleet's "
             f"{self.fixed_minutes_over}"
         )
         if self.saved_usd > 0.005:
-            bought = f"saved {_usd(self.saved_usd)} ({self.saved_share:.0%}): {cost}"
+            bought = f"saved {money(self.saved_usd)} ({self.saved_share:.0%}): {cost}"
         elif self.saved_usd < -0.005:
-            bought = f"cost {_usd(-self.saved_usd)} ({-self.saved_share:.0%}) more: {cost}"
+            bought = f"cost {money(-self.saved_usd)} ({-self.saved_share:.0%}) more: {cost}"
         else:
             bought = f"cost the same: {cost}"
         if self.extra_minutes_over > 0:
@@ -94,8 +94,3 @@ def compare_with_fixed(autoscaled: TimelineResult, fixed: TimelineResult) -> Fix
 
 _NAMES = {"none": "fleet without an autoscaler"}
 """How the sentence names an autoscaler where its label does not read as one."""
-
-
-def _usd(usd: float) -> str:
-    # As the page's other dollar figures (sdlab_ui.text.money): cents below $100.
-    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"

@@ -1,10 +1,12 @@
-"""The one count-and-noun wording the model's reasons and the pages share."""
+"""The wording the model's reasons and the pages share: counts and dollars."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from sdlab_model.wording import count
+from sdlab_model.wording import count, money
 
 
 @pytest.mark.parametrize(
@@ -20,3 +22,11 @@ from sdlab_model.wording import count
 )
 def test_a_count_of_one_is_singular_and_others_plural(number, noun, expected):
     assert count(number, noun) == expected
+
+
+@pytest.mark.parametrize(
+    ("usd", "expected"),
+    [(0.5, "$0.50"), (99.994, "$99.99"), (1234.4, "$1,234"), (math.inf, "—"), (math.nan, "—")],
+)
+def test_dollars_read_to_the_cent_below_a_hundred_and_whole_above(usd, expected):
+    assert money(usd) == expected
