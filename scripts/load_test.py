@@ -458,12 +458,50 @@ class VisitError(Exception):
     """A visit did not show an interaction's result (page or server messages)."""
 
 
+class MessageCache:
+    """The browser's cache of large ForwardMsgs, as Streamlit's frontend keeps it.
+
+    A message the server marks ``cacheable`` (a new element of at least
+    ``global.minCachedMessageSize``, 10 KB: the diagram, a chart) is kept by its hash. Each rerun
+    request lists the kept hashes, and the server sends a reference instead of a kept message it
+    would send again. After each run a message not sent (or referred to) in the last
+    ``max_age`` runs is dropped; a fragment's run ages only that fragment's messages.
+    """
+
+    def __init__(self) -> None:
+        self.max_age = 2  # the server's new_session says its own
+        self.runs = 0
+        self.kept: dict[str, tuple[int, bytes, str]] = {}  # hash -> (run, message, fragment)
+
+    def hashes(self) -> list[str]:
+        return list(self.kept)
+
+    def resolve(self, reply: ForwardMsg, raw: bytes) -> ForwardMsg:
+        """``reply``, or the kept message a reference stands for."""
+        if reply.WhichOneof("type") == "ref_hash":
+            _, kept_raw, fragment = self.kept[reply.ref_hash]
+            self.kept[reply.ref_hash] = (self.runs, kept_raw, fragment)
+            return ForwardMsg.FromString(kept_raw)
+        if reply.metadata.cacheable and reply.hash:
+            self.kept[reply.hash] = (self.runs, raw, reply.delta.fragment_id)
+        return reply
+
+    def run_finished(self, fragment_id: str) -> None:
+        self.runs += 1
+        for key, (run, _, fragment) in list(self.kept.items()):
+            if fragment_id and fragment != fragment_id:
+                continue
+            if self.runs - run > self.max_age:
+                del self.kept[key]
+
+
 class ProtocolVisitor:
     """One visitor speaking Streamlit's websocket protocol: the server's work, no rendering.
 
     It sends what the browser sends for the same interaction (a ``rerun_script`` BackMsg with the
-    changed widget's new value, or another page's script hash) and reads the run's ForwardMsgs,
-    keeping the latest proto of every widget so the next step can move it from where it is.
+    changed widget's new value, or another page's script hash, and the hashes of the large
+    messages it keeps, as a browser does) and reads the run's ForwardMsgs, keeping the latest
+    proto of every widget so the next step can move it from where it is.
     """
 
     kind = "protocol"
@@ -479,6 +517,7 @@ class ProtocolVisitor:
         self.page_hash = ""
         self.query_string = ""
         self.session_id = ""
+        self.cache = MessageCache()
 
     async def load(self) -> None:
         await self._connect()
@@ -531,14 +570,16 @@ class ProtocolVisitor:
         if state is not None:
             message.rerun_script.widget_states.widgets.append(state)
             message.rerun_script.fragment_id = self.fragments.get(state.id, "")
+        message.rerun_script.cached_message_hashes.extend(self.cache.hashes())
         started = time.perf_counter()
         await self.socket.send(message.SerializeToString())
         shown_ms = None
         while True:
-            reply = ForwardMsg()
-            reply.ParseFromString(await asyncio.wait_for(self.socket.recv(), self.wait_s))
+            raw = await asyncio.wait_for(self.socket.recv(), self.wait_s)
+            reply = self.cache.resolve(ForwardMsg.FromString(raw), raw)
             kind = reply.WhichOneof("type")
             if kind == "new_session":
+                self.cache.max_age = reply.new_session.config.max_cached_message_age
                 self.pages = {p.page_name: p.page_script_hash for p in reply.new_session.app_pages}
                 self.page_hash = reply.new_session.page_script_hash
                 self.session_id = reply.new_session.initialize.session_id
@@ -553,6 +594,7 @@ class ProtocolVisitor:
                 if shown_ms is None and is_result(element):
                     shown_ms = (time.perf_counter() - started) * 1000
             elif kind == "script_finished":
+                self.cache.run_finished(message.rerun_script.fragment_id)
                 if shown_ms is None:
                     raise VisitError(f"protocol {self.session}: the run drew no result")
                 return shown_ms, (time.perf_counter() - started) * 1000
