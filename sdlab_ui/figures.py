@@ -374,9 +374,9 @@ def preload_plotly_once() -> None:
     then, at the foot of the page, while the person reads the Lab.
 
     The Lab draws its charts as SVG, so without this the first page with a plotly chart (the
-    Heatmaps) would load and compile plotly.js on arrival, and the next click waited for it:
-    1.6–2.2 s for the first switch back to the Lab, measured in Chromium. Drawn once, the chart
-    is gone from the next run on, and plotly.js stays loaded.
+    Heatmaps) would load and compile plotly.js on arrival, and the next click waited for it
+    (figures in docs/performance.md). Drawn once, the chart is gone from the next run on, and
+    plotly.js stays loaded.
     """
     if st.session_state.get(_PRELOADED_KEY):
         return
