@@ -24,7 +24,7 @@ from sdlab_model.scenarios import SCENARIOS
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, state
 from sdlab_ui.lab import headline
-from sdlab_ui.widgets import choice_widget, format_value, numeric_widget
+from sdlab_ui.widgets import choice_widget, format_value, numeric_widget, show_value
 
 _WIDGET_PREFIX = "sdlab.widget."
 _MODEL_WIDGET_KEY = _WIDGET_PREFIX + "model"
@@ -52,7 +52,7 @@ def render(summary: bool = False) -> state.LabState:
         for spec in (s for s in NUMERIC_INPUTS if not s.advanced):
             _numeric_widget(spec, lab.workload)
         for toggle in TOGGLE_INPUTS:
-            st.session_state[widget_key(toggle.name)] = getattr(lab.workload, toggle.name)
+            show_value(widget_key(toggle.name), getattr(lab.workload, toggle.name))
             st.toggle(
                 toggle.label,
                 key=widget_key(toggle.name),
@@ -62,7 +62,7 @@ def render(summary: bool = False) -> state.LabState:
             )
         for choice in (c for c in CHOICE_INPUTS if not c.advanced):
             _choice_widget(choice, lab.workload)
-        st.session_state[_MODEL_WIDGET_KEY] = lab.model
+        show_value(_MODEL_WIDGET_KEY, lab.model)
         st.radio(
             "Latency model",
             MODEL_CHOICES,

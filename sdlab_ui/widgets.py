@@ -22,6 +22,19 @@ from sdlab_model.params import ChoiceInput, NumericInput
 _LADDER_MANTISSAS = ("1", "1.2", "1.5", "2", "2.5", "3", "4", "5", "6", "7", "8")
 
 
+def show_value(key: str, value: Any) -> None:
+    """Make the widget ``key``, drawn next, show ``value``: a view of the canonical state.
+
+    Written only when the widget holds something else: every write goes to the browser as a
+    one-shot update that it draws again, where an unchanged widget is kept as it is.
+    """
+    if st.session_state.get(key, _NOTHING) != value:
+        st.session_state[key] = value
+
+
+_NOTHING = object()
+
+
 def log_options(spec: NumericInput, extra_values: Iterable[float] = ()) -> tuple[float | int, ...]:
     """Sorted readable values from ``spec.minimum`` to ``spec.maximum`` on a log ladder.
 
@@ -127,7 +140,7 @@ def numeric_widget(
     if own:
         common["value"] = start
     else:  # set before drawing, never with value=: the canonical state wins every run
-        st.session_state[key] = start
+        show_value(key, start)
     if spec.step is not None:
         extra = {"format": f"%.{spec.decimals}f"} if spec.decimals is not None else {}
         return st.number_input(
@@ -164,7 +177,7 @@ def choice_widget(
     args: tuple[Any, ...] = (),
 ) -> str:
     """Draw ``spec`` as a select box, a view of the canonical ``value`` (as ``numeric_widget``)."""
-    st.session_state[key] = value
+    show_value(key, value)
     return st.selectbox(
         spec.label,
         spec.choices,

@@ -15,7 +15,7 @@ import streamlit as st
 from sdlab_model import grids
 from sdlab_model.params import NUMERIC_BY_NAME, NUMERIC_INPUTS
 from sdlab_ui import state
-from sdlab_ui.widgets import linear_step
+from sdlab_ui.widgets import linear_step, show_value
 
 _AXES_KEY = "sdlab.heatmap_axes"
 X_WIDGET_KEY = "heatmap.x_axis"
@@ -37,7 +37,7 @@ def choose_axes() -> tuple[str, str]:
         (left, X_WIDGET_KEY, x_name, "Across (x axis)"),
         (right, Y_WIDGET_KEY, y_name, "Up (y axis)"),
     ):
-        st.session_state[key] = value  # the page's state wins every run, as in state.py
+        show_value(key, value)  # the page's state wins every run, as in state.py
         column.selectbox(
             label,
             _AXIS_NAMES,

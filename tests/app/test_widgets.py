@@ -103,3 +103,34 @@ def test_a_canonical_value_wins_and_an_own_state_keeps():
     app.number_input(key="w.own").set_value(0.5).run()
     assert app.slider(key="w.window").value == 7.0, "the canonical value is drawn again"
     assert app.number_input(key="w.own").value == 0.5, "the box kept what was typed"
+
+
+def _re_set_widgets(app) -> set[str]:
+    """The sidebar's widgets the last run sent with a value to show (a one-shot update)."""
+    kinds = ("select_slider", "slider", "toggle", "selectbox", "radio")
+    return {w.key for kind in kinds for w in app.sidebar.get(kind) if w.proto.set_value}
+
+
+def test_a_rerun_re_sets_only_the_widgets_whose_value_the_canonical_state_changed():
+    """The browser keeps a widget whose message is unchanged and draws again one the run sends
+    a value to: a rerun that changes nothing, or a move the widget itself made, re-sets none."""
+    from apptest_helpers import open_app, sidebar_value
+
+    from sdlab_ui.lab.cards import card_key
+    from sdlab_ui.sidebar import widget_key
+
+    app = open_app()
+    app.run()
+    assert _re_set_widgets(app) == set(), f"an idle rerun re-set {sorted(_re_set_widgets(app))}"
+    app.select_slider(key=widget_key("replicas")).set_value(3).run()
+    assert sidebar_value(app, "replicas") == 3, "the replicas slider did not move"
+    assert _re_set_widgets(app) == set(), f"a slider move re-set {sorted(_re_set_widgets(app))}"
+    card = next(c for c in SCENARIOS if c.id == "batching")
+    names = ("rate_rps", "model_latency_ms", "batch_window_ms", "replicas", "p99_target_ms")
+    before = {name: sidebar_value(app, name) for name in names}
+    app.button(key=card_key(card.id)).click().run()
+    changed = {widget_key(n) for n in names if getattr(card, n) != before[n]}
+    assert changed, "the card changes no sidebar value; pick one that does"
+    assert _re_set_widgets(app) == changed, (
+        f"the card re-set {sorted(_re_set_widgets(app))}, its changes are {sorted(changed)}"
+    )
