@@ -26,7 +26,8 @@ Two kinds of visitor:
   timed in the page, from the input event's own timestamp (finding the element to press, which
   Playwright does through the accessibility tree, is not the visitor's wait);
 - a protocol visitor: Streamlit's own websocket protocol spoken from Python (the BackMsg a
-  browser sends for the same widget change; ForwardMsgs read back), no rendering. Shown: the
+  browser sends for the same widget change, with every widget's value and the hashes of the
+  large messages it keeps; ForwardMsgs read back), no rendering. Shown: the
   delta carrying the new headline p99 (or the page title) has arrived; settled: the run's
   ``script_finished``. It puts the same load on the server as a browser whose renderer runs
   somewhere else, which is how a hosted app meets its visitors.
@@ -512,6 +513,10 @@ class ProtocolVisitor:
         self.session, self.tally, self.wait_s = session, tally, wait_s
         self.socket: ClientConnection | None = None
         self.widgets: dict[str, Any] = {}  # label and widget key -> latest widget proto
+        # What the browser keeps and sends with every rerun: each drawn widget's value.
+        self.shown: dict[str, WidgetState] = {}  # widget id -> the value it shows
+        self.drawn: list[str] = []  # widget ids the page holds, from the runs so far
+        self._drawing: list[str] = []
         self.fragments: dict[str, str] = {}  # widget id -> the fragment drawing it, if any
         self.pages: dict[str, str] = {}  # page title -> page script hash
         self.page_hash = ""
@@ -549,12 +554,13 @@ class ProtocolVisitor:
     def _moved_slider(self, label: str, direction: int) -> WidgetState:
         proto = next(p for name, p in self.widgets.items() if name.startswith(label))
         state = WidgetState(id=proto.id)
+        shown = self.shown[proto.id]
         if proto.options:  # a select slider: its value is the chosen option's label
             options = list(proto.options)
-            index = options.index(proto.raw_value[0]) + direction
+            index = options.index(shown.string_array_value.data[0]) + direction
             state.string_array_value.data.append(options[min(max(index, 0), len(options) - 1)])
         else:
-            value = (list(proto.value) or list(proto.default))[0] + direction * proto.step
+            value = shown.double_array_value.data[0] + direction * proto.step
             state.double_array_value.data.append(min(max(value, proto.min), proto.max))
         return state
 
@@ -567,9 +573,15 @@ class ProtocolVisitor:
         message = BackMsg()
         message.rerun_script.query_string = self.query_string
         message.rerun_script.page_script_hash = page_hash
+        # As the browser: every widget on the page with the value it shows, the changed one new.
+        states = {i: self.shown[i] for i in self.drawn if i in self.shown}
         if state is not None:
-            message.rerun_script.widget_states.widgets.append(state)
+            if state.WhichOneof("value") != "trigger_value":  # a click lasts one run
+                self.shown[state.id] = state
+            states[state.id] = state
             message.rerun_script.fragment_id = self.fragments.get(state.id, "")
+        message.rerun_script.widget_states.widgets.extend(states.values())
+        self._drawing = []
         message.rerun_script.cached_message_hashes.extend(self.cache.hashes())
         started = time.perf_counter()
         await self.socket.send(message.SerializeToString())
@@ -595,6 +607,9 @@ class ProtocolVisitor:
                     shown_ms = (time.perf_counter() - started) * 1000
             elif kind == "script_finished":
                 self.cache.run_finished(message.rerun_script.fragment_id)
+                # A fragment's run redraws its own widgets; the rest of the page stays.
+                kept = self.drawn if message.rerun_script.fragment_id else []
+                self.drawn = list(dict.fromkeys([*kept, *self._drawing]))
                 if shown_ms is None:
                     raise VisitError(f"protocol {self.session}: the run drew no result")
                 return shown_ms, (time.perf_counter() - started) * 1000
@@ -608,11 +623,39 @@ class ProtocolVisitor:
         proto = getattr(element, kind)
         widget_id = getattr(proto, "id", "")
         if widget_id:
+            self._drawing.append(widget_id)
+            shown = shown_state(kind, proto)
+            if shown is not None and (
+                getattr(proto, "set_value", False) or widget_id not in self.shown
+            ):
+                self.shown[widget_id] = shown
             self.fragments[widget_id] = fragment_id
             # "$$ID-<hash>-<key>": remembered by its key too, e.g. lab.card.gpu-autoscale.
             self.widgets[widget_id.split("-", 2)[-1]] = proto
             if getattr(proto, "label", ""):
                 self.widgets[proto.label] = proto
+
+
+def shown_state(kind: str, proto) -> WidgetState | None:
+    """The value a browser keeps for a widget the server has just drawn: the one the run set, if
+    it set one, else the widget's default; None for a widget without a lasting value (a button)
+    or one the load test does not move."""
+    state = WidgetState(id=proto.id)
+    if kind == "slider" and proto.options:  # a select slider: the chosen options' labels
+        chosen = [proto.options[int(index)] for index in proto.default]
+        labels = proto.raw_value if proto.set_value else chosen
+        state.string_array_value.data.extend(labels)
+    elif kind == "slider":
+        state.double_array_value.data.extend(proto.value if proto.set_value else proto.default)
+    elif kind == "checkbox":
+        state.bool_value = proto.value if proto.set_value else proto.default
+    elif kind in ("selectbox", "radio") and (proto.set_value or proto.HasField("default")):
+        state.string_value = proto.raw_value if proto.set_value else proto.options[proto.default]
+    elif kind == "file_uploader":  # nothing uploaded
+        state.file_uploader_state_value.SetInParent()
+    else:
+        return None
+    return state
 
 
 def expensive_workload(rng: random.Random, page: str) -> Workload:
