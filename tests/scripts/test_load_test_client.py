@@ -13,6 +13,7 @@ from the last message would move it from its default again and again.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.util
 import sys
 from pathlib import Path
@@ -132,6 +133,13 @@ def _run_drawing(rate_set_to: str | None = None) -> list[ForwardMsg]:
     return [slider, toggle, headline]
 
 
+def _in_own_loop(coroutine):
+    """Run ``coroutine`` to its end on an event loop of its own thread: a browser test in the
+    same worker may have left this thread's loop running."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def _sent_values(message: BackMsg) -> dict[str, object]:
     return {
         state.id: getattr(state, state.WhichOneof("value"))
@@ -144,10 +152,9 @@ def test_each_rerun_sends_every_widget_with_the_value_it_shows_as_a_browser_does
     visitor = load_test.ProtocolVisitor(0, 0, load_test.Tally(), 5.0)
     visitor.socket = _Socket(runs)
     right = load_test.Interaction("slider", "Request rate", "ArrowRight")
-    asyncio.run(visitor._run(None, "", load_test._is_headline_p99))
-    for _ in range(3):
-        asyncio.run(visitor.interact(right))
-    asyncio.run(visitor.interact(right))
+    _in_own_loop(visitor._run(None, "", load_test._is_headline_p99))
+    for _ in range(4):
+        _in_own_loop(visitor.interact(right))
     sent = [_sent_values(message) for message in visitor.socket.sent]
     assert sent[0] == {}, "the first request sent widget states before any widget was drawn"
     rates = [values[_RATE_ID].data[:] for values in sent[1:]]
