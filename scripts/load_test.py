@@ -529,6 +529,10 @@ class ProtocolVisitor:
         await self._run(None, "", _title_is("System Design Lab"))
 
     async def _connect(self) -> None:
+        # A new session, as a reload is: the browser then holds no widget and sends no value.
+        for held in (self.widgets, self.fragments, self.shown):
+            held.clear()
+        self.drawn = []
         self.socket = await connect(
             self.url, subprotocols=["streamlit"], origin=self.origin, max_size=None,
             open_timeout=self.wait_s,
@@ -694,8 +698,6 @@ class HostileVisitor(ProtocolVisitor):
             state = WidgetState(id=button.id, trigger_value=True)
             return (await self._run(state, self.page_hash, lambda element: True))[1]
         await self.close()
-        self.widgets.clear()
-        self.fragments.clear()
         await self._connect()
         self.query_string = urlencode(expensive_workload(rng, step).to_strings())
         page_hash = "" if step == "lab" else self.pages["Heatmaps"]
@@ -741,8 +743,6 @@ class PageVisitor(ProtocolVisitor):
     async def open(self, query: dict[str, str], title: str) -> float:
         """A new session on page ``title`` from a URL with ``query``, as a reload is."""
         await self.close()
-        self.widgets.clear()
-        self.fragments.clear()
         await self._connect()
         self.query_string = urlencode(query)
         page_hash = self.pages[title] if title != "System Design Lab" else ""
