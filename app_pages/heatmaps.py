@@ -6,7 +6,7 @@ import streamlit as st
 
 from sdlab_model import grids
 from sdlab_model.params import NUMERIC_BY_NAME
-from sdlab_ui import cache, figures, state
+from sdlab_ui import cache, downloads, figures, state
 from sdlab_ui.heatmaps import controls, verify
 
 lab = state.current()
@@ -35,14 +35,13 @@ st.plotly_chart(
     on_select=functools.partial(controls.load_clicked_cell, axes),
     selection_mode="points",
 )
-# Made when clicked (a callable), not on every rerun: see lab.sections.report_downloads.
-st.download_button(
+# Made when clicked, not on every rerun: see lab.sections.report_downloads.
+downloads.button(
     "Download the grid as CSV",
     functools.partial(grids.grid_csv, main_grid),
     file_name=f"sdlab-p99-grid-{axes[0]}-{axes[1]}-{lab.model}.csv",
     mime="text/csv",
     key="heatmap.csv",
-    on_click="ignore",
 )
 
 # Built only when opened: each 2 x 2 view is four more grids and a figure.

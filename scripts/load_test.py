@@ -862,8 +862,8 @@ class PageAttacker(PageVisitor):
         if reply.error_msg:
             raise VisitError(f"hostile {self.session}: report refused: {reply.error_msg}")
         built_ms = (time.perf_counter() - started) * 1000
-        # Streamlit drops a deferred file at the end of any session's run once no session
-        # refers to it, so under load the file can be gone before it is fetched (a 404).
+        # A 404 here is a built file dropped before its fetch: sdlab_ui.downloads keeps it for
+        # its session, where Streamlit alone drops it at the second end of anyone's run.
         size = await asyncio.to_thread(self._get_bytes, reply.deferred_file.url)
         if size is None:
             self.tally.hostile_failures.append(f"hostile {self.session} report: 404 on fetch")

@@ -1,4 +1,5 @@
-"""Report downloads: each built once per design, under the budget.
+"""Downloads built when clicked: each report built once per design, under the budget, and every
+built file kept for its session until that session's next run.
 
 A download button's callable runs when the file is asked for, in a worker thread of the server,
 with no rerun: a visitor (or a script speaking the protocol) can ask again and again. An HTML
@@ -6,15 +7,36 @@ report costs a fraction of a second of CPU and ~5 MB (plotly.js inlined), so eac
 the budget's ``PYTHON`` lane (``sdlab_ui/server/budget.py``) and the last few reports are kept, one
 per design: asking again for the same design costs a lookup, and Streamlit's media store keeps one
 copy of a file however often it is served (its file ids hash the content).
+
+Streamlit 1.67 stores a built download as a file no session refers to, and the end of any
+session's run prunes such files (the second end deletes it), so on a busy server the browser's
+fetch could come too late: a 404 (docs/performance.md). ``button`` registers the built file
+as its own session's, as a file drawn by that session's run is, so it stays until the session
+runs again, or until ``MAX_KEPT`` newer ones are kept.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
 from sdlab_ui.cache import shared_cache
 from sdlab_ui.server import budget
+
+_LOG = logging.getLogger(__name__)
+
+MAX_KEPT = 8
+"""Built files kept at once, server-wide (an HTML report is ~5 MB): the oldest is let go first,
+long after its browser has fetched it, so idle sessions cannot pile reports up."""
+_kept: OrderedDict[tuple[str, str], object] = OrderedDict()  # (session id, place) -> its context
+_kept_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -31,3 +53,80 @@ def built_report(request: ReportRequest) -> str:
     """``request.build()`` under the ``PYTHON`` lane, once per design while it is kept."""
     with budget.slot(budget.PYTHON):
         return request.build()
+
+
+def button(
+    label: str,
+    build: Callable[[], str | bytes],
+    *,
+    file_name: str,
+    mime: str,
+    key: str,
+    icon: str | None = None,
+    where=st,
+) -> None:
+    """A download button (in ``where``) whose file ``build()`` makes when it is clicked, with no
+    rerun; the built file stays this session's until its next run (module docstring)."""
+    where.download_button(
+        label,
+        kept_for_session(build, file_name=file_name, mime=mime),
+        file_name=file_name,
+        mime=mime,
+        key=key,
+        on_click="ignore",
+        icon=icon,
+    )
+
+
+def kept_for_session(
+    build: Callable[[], str | bytes], *, file_name: str, mime: str
+) -> Callable[[], bytes]:
+    """``build``, whose result is also registered as a file of the session drawing this run."""
+    session = get_script_run_ctx()  # whose download this is; the click runs in another thread
+
+    def built() -> bytes:
+        data = build()
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        if session is not None and runtime.exists():
+            _register(data, session, file_name=file_name, mime=mime)
+        return data
+
+    return built
+
+
+def _register(data: bytes, session, *, file_name: str, mime: str) -> None:
+    """Add ``data`` to the media store as ``session``'s file, as its own run's elements are.
+
+    Same bytes, type and name as Streamlit's deferred download stores, so the same file id: the
+    file the browser fetches. One place per file name, so a session holds its latest only.
+    """
+    place = f"sdlab-download:{file_name}"
+    _add_as(session, data, mime, place, file_name)
+    with _kept_lock:
+        _kept[(session.session_id, place)] = session
+        _kept.move_to_end((session.session_id, place))
+        oldest = [_kept.popitem(last=False) for _ in range(len(_kept) - MAX_KEPT)]
+    for (session_id, old_place), old_session in oldest:
+        if runtime.get_instance().is_active_session(session_id):  # a closed one holds nothing
+            _add_as(old_session, b"", mime, old_place, None)  # an empty file takes its place
+
+
+def _add_as(session, data: bytes, mime: str, place: str, file_name: str | None) -> None:
+    """``media_file_mgr.add`` as ``session``: the store reads the session from the thread's
+    context, so a short thread carries it, and the server's pooled thread running this click is
+    left as it was."""
+    files = runtime.get_instance().media_file_mgr
+    failed: list[Exception] = []
+
+    def add() -> None:
+        try:
+            files.add(data, mime, place, file_name, True)
+        except Exception as error:  # the download still works, as before: its file is not kept
+            failed.append(error)
+
+    carrier = threading.Thread(target=add, name="sdlab-download-keeper")
+    add_script_run_ctx(carrier, session)
+    carrier.start()
+    carrier.join()
+    if failed:
+        _LOG.warning("could not keep a built download for its session: %r", failed[0])

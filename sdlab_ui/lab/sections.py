@@ -204,9 +204,10 @@ def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
     Or as a scenario file that restores this lab (``scenario_files``). All three in one row: each
     element and column is a message to the browser on every rerun.
 
-    Each is built when clicked (a callable), in the download's own thread: the heatmap's grid
-    and Graphviz's SVG are paid for only by whoever asks, and no media file is made per rerun
-    for the server to hold and expire (an expired one answered a late click with a 404).
+    Each is built when clicked (``downloads.button``), in the download's own thread: the
+    heatmap's grid and Graphviz's SVG are paid for only by whoever asks, and no media file is
+    made per rerun for the server to hold and expire (an expired one answered a late click with
+    a 404).
     """
     if heading:  # else the page drew DOWNLOADS_HEADING at the end of the element above
         st.markdown(DOWNLOADS_HEADING)
@@ -215,32 +216,32 @@ def report_downloads(view: cache.LabView, *, heading: bool = True) -> None:
     row = st.container(horizontal=True)
     workload, model = view.result.workload, view.result.model
     link_query = url.link_query(workload, model)
-    row.download_button(
+    downloads.button(
         "Download report (HTML, opens offline)",
         functools.partial(_html_report, view, link_query),
         file_name=report.HTML_FILE_NAME,
         mime="text/html",
         key="lab.report_html",
-        on_click="ignore",
         icon=":material/description:",
+        where=row,
     )
-    row.download_button(
+    downloads.button(
         "Download summary (Markdown)",
         functools.partial(report.markdown_report, view, link_query=link_query),
         file_name=report.MARKDOWN_FILE_NAME,
         mime="text/markdown",
         key="lab.report_markdown",
-        on_click="ignore",
         icon=":material/notes:",
+        where=row,
     )
-    row.download_button(
+    downloads.button(
         "Download scenario file (JSON)",
         functools.partial(scenario_file.dumps, workload, model, state.current().residency),
         file_name=scenario_file.FILE_NAME,
         mime=scenario_file.MIME_TYPE,
         key="lab.scenario_download",
-        on_click="ignore",
         icon=":material/save:",
+        where=row,
     )
 
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from sdlab_model.llm import LengthSample, LlmWorkload, length_csv, parse_length_csv
 from sdlab_model.llm.length_sample import MAX_SAMPLE_ROWS, lognormal_sample
+from sdlab_ui import downloads
 from sdlab_ui.server import budget
 from sdlab_ui.state import plain_text
 
@@ -68,13 +69,12 @@ def draw() -> LengthSample | None:
             max_upload_size=1,
             help=HOW,
         )
-        st.download_button(
+        downloads.button(
             "Download an example CSV",
             example_csv,  # made when clicked
             file_name="llm-lengths-example.csv",
             mime="text/csv",
             key=EXAMPLE_KEY,
-            on_click="ignore",
         )
         st.caption(HOW)
         if uploaded is None:
