@@ -22,6 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import streamlit as st
 from streamlit import runtime
@@ -35,7 +36,7 @@ _LOG = logging.getLogger(__name__)
 MAX_KEPT = 8
 """Built files kept at once, server-wide (an HTML report is ~5 MB): the oldest is let go first,
 long after its browser has fetched it, so idle sessions cannot pile reports up."""
-_kept: OrderedDict[tuple[str, str], object] = OrderedDict()  # (session id, place) -> its context
+_kept: OrderedDict[tuple[str, str], None] = OrderedDict()  # (session id, place), oldest first
 _kept_lock = threading.Lock()
 
 
@@ -82,39 +83,42 @@ def kept_for_session(
     build: Callable[[], str | bytes], *, file_name: str, mime: str
 ) -> Callable[[], bytes]:
     """``build``, whose result is also registered as a file of the session drawing this run."""
-    session = get_script_run_ctx()  # whose download this is; the click runs in another thread
+    # The click runs in another thread: keep whose download it is. The id, not the run's
+    # context, which would keep the finished run's script runner alive (docs/performance.md).
+    context = get_script_run_ctx()
+    session_id = context.session_id if context is not None else None
 
     def built() -> bytes:
         data = build()
         data = data.encode("utf-8") if isinstance(data, str) else data
-        if session is not None and runtime.exists():
-            _register(data, session, file_name=file_name, mime=mime)
+        if session_id is not None and runtime.exists():
+            _register(data, session_id, file_name=file_name, mime=mime)
         return data
 
     return built
 
 
-def _register(data: bytes, session, *, file_name: str, mime: str) -> None:
-    """Add ``data`` to the media store as ``session``'s file, as its own run's elements are.
+def _register(data: bytes, session_id: str, *, file_name: str, mime: str) -> None:
+    """Add ``data`` to the media store as the session's file, as its own run's elements are.
 
     Same bytes, type and name as Streamlit's deferred download stores, so the same file id: the
     file the browser fetches. One place per file name, so a session holds its latest only.
     """
     place = f"sdlab-download:{file_name}"
-    _add_as(session, data, mime, place, file_name)
+    _add_as(session_id, data, mime, place, file_name)
     with _kept_lock:
-        _kept[(session.session_id, place)] = session
-        _kept.move_to_end((session.session_id, place))
-        oldest = [_kept.popitem(last=False) for _ in range(len(_kept) - MAX_KEPT)]
-    for (session_id, old_place), old_session in oldest:
-        if runtime.get_instance().is_active_session(session_id):  # a closed one holds nothing
+        _kept[(session_id, place)] = None
+        _kept.move_to_end((session_id, place))
+        oldest = [_kept.popitem(last=False)[0] for _ in range(len(_kept) - MAX_KEPT)]
+    for old_session, old_place in oldest:
+        if runtime.get_instance().is_active_session(old_session):  # a closed one holds none
             _add_as(old_session, b"", mime, old_place, None)  # an empty file takes its place
 
 
-def _add_as(session, data: bytes, mime: str, place: str, file_name: str | None) -> None:
-    """``media_file_mgr.add`` as ``session``: the store reads the session from the thread's
-    context, so a short thread carries it, and the server's pooled thread running this click is
-    left as it was."""
+def _add_as(session_id: str, data: bytes, mime: str, place: str, file_name: str | None) -> None:
+    """``media_file_mgr.add`` as session ``session_id``: the store reads the session's id from
+    the thread's script-run context, so a short thread carries one that holds only the id, and
+    the server's pooled thread running this click is left as it was."""
     files = runtime.get_instance().media_file_mgr
     failed: list[Exception] = []
 
@@ -125,7 +129,7 @@ def _add_as(session, data: bytes, mime: str, place: str, file_name: str | None) 
             failed.append(error)
 
     carrier = threading.Thread(target=add, name="sdlab-download-keeper")
-    add_script_run_ctx(carrier, session)
+    add_script_run_ctx(carrier, SimpleNamespace(session_id=session_id))
     carrier.start()
     carrier.join()
     if failed:

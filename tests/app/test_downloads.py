@@ -105,3 +105,26 @@ def test_only_the_newest_built_downloads_are_kept(drawn, monkeypatch):
     _other_sessions_run_twice(files)
     assert files.read_file(second) is not None, "the newest built download was not kept"
     assert files.read_file(first) is None, "more built downloads are kept than MAX_KEPT"
+
+
+def test_a_closed_session_gets_no_file_when_its_download_is_let_go(drawn, monkeypatch):
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from sdlab_ui import downloads
+
+    kept, other, _, files = drawn
+    monkeypatch.setattr(downloads, "MAX_KEPT", 1)
+    _click(files, kept)
+    Runtime._instance.is_active_session.return_value = False  # its session closed since
+    added_for = []
+    add = files.add
+    monkeypatch.setattr(
+        files,
+        "add",
+        lambda data, *args: added_for.append(data) or add(data, *args),
+    )
+    _click(files, other, "other.html")
+    assert added_for == [b"<html>another</html>"], (
+        "a closed session was given a file (its references are never cleared again)"
+    )
+    assert get_script_run_ctx(suppress_warning=True) is None
