@@ -529,10 +529,12 @@ class ProtocolVisitor:
         await self._run(None, "", _title_is("System Design Lab"))
 
     async def _connect(self) -> None:
-        # A new session, as a reload is: the browser then holds no widget and sends no value.
+        # A new session, as a reload is: the browser then holds no widget and sends no value,
+        # and keeps no message (the server sends each large one in full again).
         for held in (self.widgets, self.fragments, self.shown):
             held.clear()
         self.drawn = []
+        self.cache = MessageCache()
         self.socket = await connect(
             self.url, subprotocols=["streamlit"], origin=self.origin, max_size=None,
             open_timeout=self.wait_s,

@@ -164,3 +164,25 @@ def test_each_rerun_sends_every_widget_with_the_value_it_shows_as_a_browser_does
     assert all(values[_TOGGLE_ID] is False for values in sent[1:]), (
         "the unchanged toggle was not sent with its value on every rerun"
     )
+
+
+def test_a_new_session_starts_holding_no_widget_and_no_kept_message_as_a_reload_does(
+    monkeypatch,
+):
+    visitor = load_test.ProtocolVisitor(0, 0, load_test.Tally(), 5.0)
+    visitor.socket = _Socket([_run_drawing()])
+    _in_own_loop(visitor._run(None, "", load_test._is_headline_p99))
+    diagram, raw = _element("the diagram", cacheable=True)
+    visitor.cache.resolve(diagram, raw)
+    assert visitor.widgets and visitor.shown and visitor.cache.hashes()
+
+    async def connect(*args, **kwargs):
+        return _Socket([_run_drawing()])
+
+    monkeypatch.setattr(load_test, "connect", connect)
+    _in_own_loop(visitor._connect())
+    assert not visitor.widgets and not visitor.shown and not visitor.drawn
+    assert visitor.cache.hashes() == [], "the new session lists messages the old one was sent"
+    _in_own_loop(visitor._run(None, "", load_test._is_headline_p99))
+    first = visitor.socket.sent[0].rerun_script
+    assert list(first.widget_states.widgets) == [] and list(first.cached_message_hashes) == []
