@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import math
 
-from sdlab_model.wording import count, money
+from sdlab_model.wording import count, money, ms_text
 
 
-def ms_text(value_ms: float | None) -> str:
-    """Milliseconds for a person: 12.3 ms, 1.2 s, or 'unstable (∞)'."""
-    if value_ms is None:
+def ms_delta_text(delta_ms: float) -> str:
+    """A change in milliseconds, B − A: '+12.3 ms', '-1.20 s', 'same', and 'under 0.01 ms more'
+    (or less) where it rounds to nothing."""
+    if not math.isfinite(delta_ms):
         return "—"
-    if not math.isfinite(value_ms):
-        return "unstable (∞)"
-    if value_ms >= 10_000:
-        return f"{value_ms / 1000:,.0f} s"
-    if value_ms >= 1_000:
-        return f"{value_ms / 1000:.2f} s"
-    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+    if delta_ms == 0:
+        return "same"
+    if abs(delta_ms) < 0.01:
+        return "under 0.01 ms " + ("more" if delta_ms > 0 else "less")
+    return ("+" if delta_ms > 0 else "-") + ms_text(abs(delta_ms))
 
 
 def rate_text(rate_rps: float) -> str:

@@ -24,6 +24,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.llm.analytic import LlmEstimate
 from sdlab_model.llm.workload import LlmWorkload
+from sdlab_model.wording import ms_text
 
 BINDING_NODE: dict[str, str] = {
     "prefill compute": "prefill",
@@ -36,7 +37,6 @@ BINDING_NODE: dict[str, str] = {
 """The node that ``LlmEstimate.binding`` names (the cap limits how many decode at once)."""
 PATH: tuple[str, ...] = ("clients", "router", "scheduler", "prefill", "decode", "stream")
 """A request's way through, drawn heavy."""
-UNSTABLE = "unstable (∞)"
 
 
 def _html(text: object) -> str:
@@ -47,18 +47,6 @@ def _html(text: object) -> str:
 def _plain(text: object) -> str:
     # A plain DOT string: quotes and backslashes literal, never read as an HTML label.
     return graphviz.nohtml(graphviz.escape(str(text)))
-
-
-def ms_text(value_ms: float) -> str:
-    """Milliseconds as the page shows them (``sdlab_ui.text.ms_text``'s rules): 12.3 ms, 1.20 s,
-    or 'unstable (∞)'."""
-    if not math.isfinite(value_ms):
-        return UNSTABLE
-    if value_ms >= 10_000:
-        return f"{value_ms / 1000:,.0f} s"
-    if value_ms >= 1_000:
-        return f"{value_ms / 1000:.2f} s"
-    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
 
 
 def _mean(value_ms: float) -> str:

@@ -4,7 +4,7 @@ what the replicas shed leaving them, and the fallback model taking it when there
 Every number is a field of one ``FallbackResult`` (``fallback.with_fallback``) and the policy it
 was computed under; this module only formats and lays them out, in the Lab diagram's styles
 (``sdlab_model.architecture``), so the two diagrams read alike. ``share_text`` and ``ms_text``
-are the formats the page's numbers use too.
+(``sdlab_model.wording``) are the formats the page's numbers use too.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.overload.fallback import FallbackResult
 from sdlab_model.overload.policy import OverloadPolicy
+from sdlab_model.wording import ms_text
 
 OPTIMISTIC = " (optimistic)"
 """Said after the fallback path's p99: its queue is fed a Poisson overflow, and the real one is
@@ -41,17 +42,6 @@ def share_text(share: float) -> str:
 def _shown(share: float) -> bool:
     """Whether a share reads as more than nothing (a rounding crumb is drawn as none)."""
     return share > 0 and share_text(share) != share_text(0.0)
-
-
-def ms_text(value_ms: float) -> str:
-    """Milliseconds: 12.3 ms, 1.20 s, 'unstable (∞)', '—' where there is none."""
-    if math.isnan(value_ms):
-        return "—"
-    if not math.isfinite(value_ms):
-        return "unstable (∞)"
-    if value_ms >= 1_000:
-        return f"{value_ms / 1000:.2f} s"
-    return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
 
 
 def _html(text: object) -> str:

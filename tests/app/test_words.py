@@ -132,6 +132,42 @@ def test_one_of_a_thing_is_singular_on_every_page():
         assert not shown, f"{page}: {shown[:3]}"
 
 
+_SCIENTIFIC = re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+\b")
+_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py"))
+
+
+def _tables_text(app) -> Iterator[str]:
+    for element in (*app.dataframe, *app.table):
+        frame = element.value
+        for column in frame.columns:
+            yield from (f"{column}: {cell}" for cell in frame[column].astype(str))
+
+
+@pytest.mark.parametrize("page", _PAGES)
+def test_no_number_is_written_in_scientific_notation(page):
+    """'6.54e-10 ms' (a mean wait at light load) is no number a person reads: text and tables
+    on every page at the defaults (a figure's own JSON is not shown text)."""
+    app = open_app({}, page=page)
+    assert_no_exception(app)
+    texts = [t for t in _shown_text(app._tree) if not t.lstrip().startswith("{")]
+    shown = [t[:160] for t in (*texts, *_tables_text(app)) if _SCIENTIFIC.search(t)]
+    assert not shown, f"{page}: {shown[:3]}"
+
+
+def test_tiny_times_and_changes_read_as_words():
+    from sdlab_ui.text import ms_delta_text, ms_text
+
+    assert ms_text(6.54e-10) == "<0.01 ms"
+    assert ms_text(0.0) == "0 ms"
+    assert ms_text(12.34) == "12.3 ms"
+    assert ms_delta_text(0.0) == "same"
+    assert ms_delta_text(3e-9) == "under 0.01 ms more"
+    assert ms_delta_text(-3e-9) == "under 0.01 ms less"
+    assert ms_delta_text(-12.34) == "-12.3 ms"
+    assert ms_delta_text(1234.0) == "+1.23 s"
+    assert ms_delta_text(math.inf) == "—"
+
+
 # Every chart with a log axis, and how to make the app draw it.
 _LOG_AXIS_CHARTS = {
     HEATMAPS_PAGE: ({}, {"heatmap.main", "heatmap.multiples", "heatmap.policies"}),

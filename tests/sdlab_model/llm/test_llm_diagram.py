@@ -53,7 +53,7 @@ MARKED = {
 
 
 def _ms(value: float) -> str:
-    """The page's millisecond format (sdlab_ui.text.ms_text), written out independently."""
+    """The pages' millisecond format (sdlab_model.wording.ms_text), written out independently."""
     if not math.isfinite(value):
         return "unstable (∞)"
     if value >= 10_000:
