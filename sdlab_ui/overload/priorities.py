@@ -28,7 +28,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE, log_tick_format
 from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import ms_delta_text, ms_text
 
 KEY = "overload.priorities"
 """Keys of the section's table and chart; its inputs are ``priority.*`` (``INPUTS``)."""
@@ -139,7 +139,7 @@ def results_table(result: PriorityLatency) -> pd.DataFrame:
                 "target": ms_text(spec.p99_target_ms),
                 "meets": "yes" if spec.meets_target else "no",
                 FIFO_COLUMN: ms_text(result.fifo_p99_ms),
-                "vs FIFO": f"{change:+.3g} ms" if math.isfinite(change) else "—",
+                "vs FIFO": ms_delta_text(change),
                 "mean wait": _ms(spec.mean_wait_ms),
             }
         )
@@ -158,6 +158,11 @@ def cost_sentence(result: PriorityLatency) -> str | None:
             f"Past capacity strict priority still serves **{', '.join(served)}** (p99 "
             f"{ms_text(top.p99_ms)} for {top.name}); **{', '.join(lost)}** pays everything: "
             "its queue grows without bound (unstable, ∞), where FIFO would fail every class."
+        )
+    if all(abs(c.p99_ms - result.fifo_p99_ms) < 0.01 for c in result.classes):
+        return (
+            f"At this load strict priority changes no class's p99: each is FIFO's "
+            f"{ms_text(result.fifo_p99_ms)}."
         )
     return (
         f"Strict priority takes {ms_text(result.fifo_p99_ms)} (FIFO's p99) to "
@@ -202,7 +207,8 @@ def sweep_figure(sweep: LoadSweep, specs: ClassSpec, current_utilization: float)
     values = np.concatenate([np.ravel(v) for v in (*sweep.class_p99_ms, sweep.fifo_p99_ms)])
     values = values[np.isfinite(values)]
     ticks = log_tick_format(*((values.min(), values.max()) if values.size else (1.0, 1.0)))
-    figure.update_yaxes(title_text="p99 latency (ms)", type="log", tickformat=ticks)
+    # 1-2-5 ticks: every digit's tick, labelled in full, overprints on a short axis (60-100).
+    figure.update_yaxes(title_text="p99 latency (ms)", type="log", dtick="D2", tickformat=ticks)
     figure.update_layout(
         title={"text": "Each class's p99 against load (targets dotted, this design: red line)"},
         height=380,

@@ -91,6 +91,35 @@ def test_past_capacity_the_top_class_is_still_served():
     assert any("pays everything" in m.value for m in app.markdown), "no sentence on what batch pays"
 
 
+def _light_load_section():
+    from sdlab_model.workload import Workload
+    from sdlab_ui.overload.priorities import render_priorities
+
+    render_priorities(Workload(rate_rps=100.0, lb_policy="central_queue"))
+
+
+def test_at_light_load_the_section_says_priority_changes_nothing():
+    app = AppTest.from_function(_light_load_section, default_timeout=60).run()
+    assert not app.exception, f"the section raised: {app.exception}"
+    expected = priority_latency(
+        queue_from_workload(
+            Workload(rate_rps=100.0, lb_policy="central_queue"),
+            (
+                PriorityClass("interactive", 0.3, 40.0),
+                PriorityClass("batch", 0.7, 400.0),
+            ),
+        )
+    )
+    assert all(c.p99_ms == expected.fifo_p99_ms for c in expected.classes), "not a light load"
+    table = app.dataframe[0].value
+    assert set(table["vs FIFO"]) == {"same"}, f"changes shown: {list(table['vs FIFO'])}"
+    said = [m.value for m in app.markdown if "strict priority" in m.value.lower()]
+    assert said == [
+        f"At this load strict priority changes no class's p99: each is FIFO's "
+        f"{ms_text(expected.fifo_p99_ms)}."
+    ], f"the sentence: {said}"
+
+
 def _priority_params(app) -> dict[str, str]:
     return {k[9:]: v for k, v in app.query_params.items() if k.startswith("priority.")}
 
