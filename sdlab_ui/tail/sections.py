@@ -38,6 +38,10 @@ def change_text(change: float) -> str | None:
     return f"{change:+.0%} against unhedged"
 
 
+EXTRA_WORK_LABEL = "Extra work, cancels instant"
+UTILIZATION_LABEL = "Leaf utilization, no cancels"
+
+
 def extra_work_text(result: TailJudgement) -> str:
     """The hedges' extra work as shown ('—' where there is no steady state)."""
     return "—" if result.extra_work is None else f"{result.extra_work:+.1%}"
@@ -67,17 +71,21 @@ def headline(result: TailJudgement) -> None:
             help="Share of leaf requests still out at the delay, which send a second copy: the "
             "load hedging adds if cancelling saves nothing.",
         )
+        # Two bounds side by side: each label says which, or a saving beside a rise reads
+        # as a contradiction.
         work.metric(
-            "Extra work",
+            EXTRA_WORK_LABEL,
             extra_work_text(result),
             help="The copies' busy time against one copy's, if a copy's latency were its work "
             "and cancelling were instant: cancelled slow copies can save more than the second "
-            "copies cost.",
+            "copies cost. The utilization beside it takes the other bound.",
         )
         busy.metric(
-            "Leaf utilization with hedges",
+            UTILIZATION_LABEL,
             utilization_text(result),
-            help=f"From {result.inputs.base_utilization:.0%} before hedging.",
+            help=f"From {result.inputs.base_utilization:.0%} before hedging, each second copy "
+            "served in full (cancelling saves nothing): the cautious bound, which the hedged "
+            "p99s above are computed at.",
         )
     if not result.stable:
         st.error(

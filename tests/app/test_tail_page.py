@@ -45,8 +45,8 @@ def _expected(inputs: TailInputs) -> dict[str, str]:
         shown[f"Request {name}, hedged"] = ms_text(result.hedged[q])
     shown["Leaf requests hedged"] = f"{result.hedged_share:.1%}"
     work = result.extra_work
-    shown["Extra work"] = "—" if work is None else f"{work:+.1%}"
-    shown["Leaf utilization with hedges"] = (
+    shown["Extra work, cancels instant"] = "—" if work is None else f"{work:+.1%}"
+    shown["Leaf utilization, no cancels"] = (
         f"{result.utilization:.1%}" if result.stable else "over 100%"
     )
     return shown
@@ -178,7 +178,8 @@ def test_no_steady_state_shows_unstable():
     assert not judge_tail(_inputs_of(query)).stable
     for name in NAMES.values():
         assert shown[f"Request {name}, hedged"] == "unstable (∞)", shown
-    assert shown["Extra work"] == "—" and shown["Leaf utilization with hedges"] == "over 100%"
+    assert shown["Extra work, cancels instant"] == "—"
+    assert shown["Leaf utilization, no cancels"] == "over 100%"
     assert any("Unstable (∞)" in e.value for e in app.error), "no word on why it is unstable"
 
 
