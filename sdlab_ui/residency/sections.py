@@ -25,6 +25,7 @@ from sdlab_model.residency.placement import (
     routed_reason,
 )
 from sdlab_model.residency.simulated import simulate_packed, simulate_routed
+from sdlab_model.simulation.converged import interval_ms_text
 from sdlab_model.simulation.simulator import ResidencySimResult
 from sdlab_model.workload import Workload
 from sdlab_ui import state
@@ -111,7 +112,7 @@ def simulation_check(plan: ResidencyPlan) -> None:
                     "placement": label,
                     "model p99": ms_text(model_p99),
                     "simulated p99": ms_text(result.p99_ms),
-                    "95% interval": f"{ms_text(low)} – {ms_text(high)}",
+                    "95% interval": _interval_text(low, high),
                     f"meets {ms_text(target)} (simulated)": "yes"
                     if result.p99_ms <= target
                     else "no",
@@ -130,6 +131,15 @@ def simulation_check(plan: ResidencyPlan) -> None:
         "holding the slot that took the batch; routed by model, each request goes only to a "
         "replica that holds its model."
     )
+
+
+def _interval_text(low_ms: float, high_ms: float) -> str:
+    """'7.93–7.97 ms' (never '7.95 ms – 7.95 ms'), 'at least 120 ms' where it has no end."""
+    if not math.isfinite(low_ms):
+        return "—"
+    if not math.isfinite(high_ms):
+        return f"at least {ms_text(low_ms)}"
+    return f"{interval_ms_text(low_ms, high_ms)} ms"
 
 
 def money(usd_per_hour: float) -> str:

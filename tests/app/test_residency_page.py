@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from apptest_helpers import assert_no_exception, open_app
 
 from sdlab_model.residency import ResidencyInputs
@@ -153,3 +155,12 @@ def test_one_model_hosted_reads_as_one_model():
     assert_no_exception(app)
     (memory,) = [m.value for m in app.markdown if "hold weights" in m.value]
     assert "of 1 model**" in memory, f"one model is not written '1 model': {memory!r}"
+
+
+def test_a_narrow_interval_reads_as_one_range_not_two_equal_ends():
+    from sdlab_ui.residency.sections import _interval_text
+
+    assert _interval_text(7.9501, 7.9549) == "7.950–7.955 ms"
+    assert _interval_text(7.95001, 7.95002) == "≈7.95 ms"
+    assert _interval_text(110.0, math.inf) == "at least 110 ms"
+    assert _interval_text(math.nan, math.nan) == "—"
