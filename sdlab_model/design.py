@@ -944,8 +944,20 @@ def _packing_decision(workload, packing: PackingNumbers, meters, decisions, reas
         replace(d, state=state, text=text) if d.id == "packing" else d for d in decisions
     )
     reasons = tuple(Reason("packing", status, text) if r.id == "packing" else r for r in reasons)
+    # The meter then reads the memory count its text gives, not the rule of thumb's slots.
+    fits = packing.models_fit_per_replica
+    ratio = models / fits if fits > 0 else math.inf
     meters = tuple(
-        replace(m, value_text=f"{fit} per replica") if m.id == "multi_model" else m for m in meters
+        replace(
+            m,
+            ratio=ratio,
+            status=meter_status(ratio),
+            value_text=f"{fit} per replica",
+            explanation="Models against how many one replica's GPU memory keeps loaded at once.",
+        )
+        if m.id == "multi_model"
+        else m
+        for m in meters
     )
     return meters, decisions, reasons
 

@@ -188,6 +188,24 @@ def test_meter_status_lines():
         assert meter_status(ratio) == status, f"ratio {ratio}: {meter_status(ratio)}"
 
 
+def test_the_packing_meter_reads_the_memory_count_its_text_gives():
+    # 12 models on 2 GPU replicas, 10 of them fit in a replica's memory: the bar is 12 / 10,
+    # not the rule of thumb's 12 models on 2 x 4 hot-load slots (1.5) beside "10 of 12 fit".
+    design = Workload(gpu=True, models_hosted=12, rate_rps=2_000.0)
+    result = evaluate(design, "queueing")
+    packing = result.packing
+    assert packing is not None and 0 < packing.models_fit_per_replica < 12, packing
+    meter = next(m for m in result.meters if m.id == "multi_model")
+    ratio = 12 / packing.models_fit_per_replica
+    assert math.isclose(meter.ratio, ratio) and meter.status == meter_status(ratio), meter
+    assert f"{packing.models_fit_per_replica} of 12 models fit" in meter.value_text, meter
+    assert "memory" in meter.explanation and "each)" not in meter.explanation, meter
+    without = evaluate(design.with_changes(gpu=False), "queueing")
+    assert without.packing is None
+    cpu_meter = next(m for m in without.meters if m.id == "multi_model")
+    assert math.isclose(cpu_meter.ratio, 12 / (2 * 4)), "off GPUs the rule of thumb stays"
+
+
 def test_stage_5_names_the_placement_the_packing_numbers_pick():
     # Card 5 in queueing mode: model-aware routing is the cheapest placement that meets the
     # target, so the shape says so; with 12 GB models (one a GPU) dedicated replicas win.
