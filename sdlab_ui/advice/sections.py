@@ -35,7 +35,14 @@ from sdlab_model.workload import Workload
 from sdlab_ui import cache, state
 from sdlab_ui.figures import TARGET_COLOUR
 from sdlab_ui.server import budget
-from sdlab_ui.text import money, ms_text, per_million_text, replicas_text, usd_delta_text
+from sdlab_ui.text import (
+    money,
+    ms_delta_text,
+    ms_text,
+    per_million_text,
+    replicas_text,
+    usd_delta_text,
+)
 
 _KEY = {Workload: astuple}
 
@@ -267,7 +274,14 @@ def lever_table(workload: Workload) -> None:
         }
         for lever in found
     ]
-    st.dataframe(rows, hide_index=True, width="stretch", height="content")
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        height="content",
+        # The longest change ("Load balancer: Least request (power of two choices)") whole.
+        column_config={"change": st.column_config.TextColumn(width="large")},
+    )
     for comparison in cached_comparisons(workload):
         st.caption(
             f"For comparison, not a lever: {comparison.label}, {comparison.note}, would give a "
@@ -289,7 +303,7 @@ def breaking_table(workload: Workload) -> None:
 def _delta_ms(delta: float) -> str:
     if not math.isfinite(delta):
         return "unstable (∞)" if delta > 0 else "—"
-    return f"{delta:+.1f} ms"
+    return ms_delta_text(delta)
 
 
 def _policy_text(policy: str) -> str:

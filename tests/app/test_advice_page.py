@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from apptest_helpers import (
     ADVICE_PAGE,
@@ -17,7 +19,7 @@ from sdlab_model.advice.search import advise, breaking_points, levers
 from sdlab_model.assessment import judge
 from sdlab_model.scenarios import SCENARIO_BY_ID
 from sdlab_model.workload import Workload
-from sdlab_ui.text import per_million_text
+from sdlab_ui.text import ms_delta_text, per_million_text
 from sdlab_ui.url import url_params
 
 
@@ -32,7 +34,14 @@ def test_advice_page_shows_the_judged_recommendation_and_uses_it_on_click():
     assert shown["Design"] == f"{best.workload.replicas} × {'GPU' if best.workload.gpu else 'CPU'}"
     assert shown["Cost"] == f"${best.cost.usd_per_hour:,.2f}/h", f"cost shown {shown['Cost']}"
     table = app.dataframe[0].value
-    assert list(table["change"]) == [lever.label for lever in levers(workload)], "levers differ"
+    found = levers(workload)
+    assert list(table["change"]) == [lever.label for lever in found], "levers differ"
+    # A change in words, as the cost column writes one: 'same', not '+0.0 ms'.
+    expected = [
+        "unstable (∞)" if lever.delta_p99_ms == math.inf else ms_delta_text(lever.delta_p99_ms)
+        for lever in found
+    ]
+    assert list(table["Δ p99"]) == expected, f"Δ p99 shown: {list(table['Δ p99'])}"
     assert not any("central queue" in change.lower() for change in table["change"]), (
         "an idealized policy is offered as a lever"
     )
