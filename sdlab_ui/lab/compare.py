@@ -18,7 +18,13 @@ from sdlab_model.assessment import Assessment
 from sdlab_model.params import CHOICE_BY_NAME, INPUT_NAMES, NUMERIC_BY_NAME, TOGGLE_BY_NAME
 from sdlab_model.workload import Workload
 from sdlab_ui import cache, diagram, state
-from sdlab_ui.text import ms_text, rate_text, usd_delta_text, usd_per_million_text
+from sdlab_ui.text import (
+    ms_delta_text,
+    ms_text,
+    rate_text,
+    usd_delta_text,
+    usd_per_million_text,
+)
 from sdlab_ui.widgets import format_value
 
 
@@ -70,7 +76,7 @@ def _delta_ms(a: float | None, b: float | None) -> str:
         return ""
     if not (math.isfinite(a) and math.isfinite(b)):
         return "" if a == b else ("now stable" if math.isfinite(b) else "now unstable")
-    return f"{b - a:+.3g} ms"
+    return ms_delta_text(b - a)
 
 
 def _per_million(side: Side) -> str:

@@ -12,7 +12,7 @@ from sdlab_model.params import DEFAULT_MODEL
 from sdlab_model.workload import Workload
 from sdlab_ui.lab import compare
 from sdlab_ui.sidebar import widget_key
-from sdlab_ui.text import ms_text
+from sdlab_ui.text import ms_delta_text, ms_text
 from sdlab_ui.url import parse_pinned, parse_query_params, url_params
 
 DESIGN_A = Workload(rate_rps=5000, replicas=10)
@@ -87,7 +87,7 @@ def test_pin_change_and_compare_in_the_app():
         f"the p99s shown {p99[1:3]} are not the model's "
         f"({result_a.p99_ms:.3f}, {result_b.p99_ms:.3f} ms)"
     )
-    assert p99[3] == f"{result_b.p99_ms - result_a.p99_ms:+.3g} ms", f"p99 difference: {p99}"
+    assert p99[3] == ms_delta_text(result_b.p99_ms - result_a.p99_ms), f"p99 difference: {p99}"
     cost = _row(table, "Cost per hour")
     assert cost[1:3] == [
         f"${workload_cost(DESIGN_A).usd_per_hour:,.2f}",
@@ -137,3 +137,4 @@ def test_cost_changes_read_in_dollars_and_never_as_a_cent_of_nothing():
     assert per_million[1:] == ("<$0.01", "<$0.01", "under $0.01 more"), per_million
     same = compare.rows(a, a, 100.0, 100.0)
     assert [row[3] for row in same if row[0].startswith("Cost")] == ["same", "same"], same
+    assert [row[3] for row in same if row[0].startswith("p")][:3] == ["same"] * 3, same
