@@ -50,7 +50,8 @@ def headline(result: Assessment, *, header: bool = False) -> None:
         )
         margin = "over capacity"
     else:
-        margin = f"{target - p99:+.3g} ms headroom"
+        gap = target - p99  # '-4.00 s headroom', never '-4e+03 ms'
+        margin = ("+" if gap >= 0 else "-") + f"{ms_text(abs(gap))} headroom"
     needed = result.min_replicas_for_target
     load = (
         f"{result.utilization:.0%}" if result.utilization < 100 else f"{result.utilization:,.0f}x"

@@ -425,6 +425,12 @@ def test_the_headline_delta_is_green_with_headroom_and_red_without():
     cases = {
         "within": ({"rate_rps": "200", "p99_target_ms": "100"}, "good", "headroom"),
         "over": ({"rate_rps": "200", "p99_target_ms": "10"}, "bad", "headroom"),
+        # Stable at 99.9% of capacity, its p99 seconds over a 5 ms target: '-1.44e+03 ms' once.
+        "seconds over": (
+            {"dynamic_batching": "0", "p99_target_ms": "5", "rate_rps": "1598.4"},
+            "bad",
+            "s headroom",
+        ),
         "unstable": ({"rate_rps": "500000", "replicas": "2"}, "bad", "over capacity"),
     }
     for case, (query, tone, words) in cases.items():
@@ -435,6 +441,7 @@ def test_the_headline_delta_is_green_with_headroom_and_red_without():
         ]
         assert shown_tone == tone, f"{case}: the delta is {shown_tone}, not {tone} ({delta!r})"
         assert words in (delta or ""), f"{case}: the delta reads {delta!r}"
+        assert "e+" not in delta and "e-" not in delta, f"{case}: the delta reads {delta!r}"
         assert delta.startswith("↑" if tone == "good" else "↓"), f"{case}: arrow in {delta!r}"
 
 
