@@ -87,6 +87,10 @@ def format_value(spec: NumericInput, value: float) -> str:
             text = f"{number / 1000:g}k"
         else:
             text = f"{int(number):,}" if number == int(number) else f"{number:g}"
+    elif abs(number) >= 10_000:  # a linked or typed value between the ladder's steps
+        text = f"{number / 1000:.3g}k"
+    elif abs(number) >= 100:  # 1,598, where three digits in general format read 1.6e+03
+        text = f"{number:,.0f}"
     else:
         text = f"{number:.3g}"
     if spec.unit == "x":

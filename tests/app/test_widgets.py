@@ -38,6 +38,11 @@ def test_labels_are_short_and_carry_units():
     rate = next(s for s in NUMERIC_INPUTS if s.name == "rate_rps")
     assert format_value(rate, 25_000) == "25k req/s", format_value(rate, 25_000)
     assert format_value(rate, 1_500) == "1,500 req/s", format_value(rate, 1_500)
+    # Between the ladder's steps (a link, a typed value): never '1.6e+03 req/s'.
+    assert format_value(rate, 1_598.4) == "1,598 req/s", format_value(rate, 1_598.4)
+    assert format_value(rate, 15_984.4) == "16k req/s", format_value(rate, 15_984.4)
+    assert format_value(rate, 207.3) == "207 req/s", format_value(rate, 207.3)
+    assert format_value(rate, 12.34) == "12.3 req/s", format_value(rate, 12.34)
     speedup = next(s for s in NUMERIC_INPUTS if s.name == "gpu_speedup")
     assert format_value(speedup, 8) == "8x", format_value(speedup, 8)
 
