@@ -28,7 +28,7 @@ from sdlab_model.workload import Workload
 from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE, log_tick_format
 from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget
-from sdlab_ui.text import ms_delta_text, ms_text
+from sdlab_ui.text import ms_delta_text, ms_text, rate_text
 
 KEY = "overload.priorities"
 """Keys of the section's table and chart; its inputs are ``priority.*`` (``INPUTS``)."""
@@ -234,7 +234,7 @@ def render_priorities(design: Workload) -> PriorityLatency | None:
     where = "the central queue" if design.is_central_queue else "each replica"
     st.caption(
         f"Strict, non-preemptive priority at {where}: {queue.servers} servers, "
-        f"{queue.rate_rps:,.4g} req/s, {ms_text(service_ms)} per request, utilization "
+        f"{rate_text(queue.rate_rps)}, {ms_text(service_ms)} per request, utilization "
         f"{queue.utilization:.0%}. Unbatched only: each request served alone."
         + (
             " (This design batches; the section ignores its batching.)"

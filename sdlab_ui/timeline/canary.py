@@ -30,7 +30,7 @@ from sdlab_model.timeline.canary_judges import SEQUENTIAL, JudgeOutcome, judge_d
 from sdlab_model.workload import Workload
 from sdlab_ui import state
 from sdlab_ui.server import budget, runs
-from sdlab_ui.text import money, ms_text
+from sdlab_ui.text import money, ms_text, rate_number
 from sdlab_ui.widgets import numeric_widget
 
 _KEY = {Workload: astuple, CanaryPlan: astuple}
@@ -157,9 +157,9 @@ def rollout_table(rollout: CanaryRollout) -> list[dict[str, str]]:
                 "step": f"{step.share * 100:g}%",
                 "starts": duration_text(step.start_s) if step.start_s else "0",
                 "new version req/s (live + shadow)": (
-                    f"{step.canary_live_rps:,.4g} + {step.shadow_rps:,.4g}"
+                    f"{rate_number(step.canary_live_rps)} + {rate_number(step.shadow_rps)}"
                 ),
-                "baseline req/s": f"{step.baseline_rps:,.4g}" if baseline else "none",
+                "baseline req/s": rate_number(step.baseline_rps) if baseline else "none",
                 "replicas (new / old)": f"{step.canary_replicas} / {step.baseline_replicas}",
                 "p99 new": ms_text(step.canary_latency.p99_ms),
                 "p99 baseline": "none" if baseline is None else ms_text(baseline.p99_ms),

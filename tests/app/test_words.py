@@ -145,9 +145,13 @@ def _tables_text(app) -> Iterator[str]:
 
 @pytest.mark.parametrize(
     "query",
-    # The defaults, and a design at 99.9% of capacity off the rate ladder, seconds over target.
-    [{}, {"dynamic_batching": "0", "p99_target_ms": "5", "rate_rps": "1598.4"}],
-    ids=["defaults", "near-capacity"],
+    # The defaults; 99.9% of capacity off the rate ladder, seconds over target; far past it.
+    [
+        {},
+        {"dynamic_batching": "0", "p99_target_ms": "5", "rate_rps": "1598.4"},
+        {"model": "teaching", "rate_rps": "500000", "replicas": "2"},
+    ],
+    ids=["defaults", "near-capacity", "past-capacity"],
 )
 @pytest.mark.parametrize("page", _PAGES)
 def test_no_number_is_written_in_scientific_notation(page, query):
