@@ -32,3 +32,19 @@ def ms_text(value_ms: float | None) -> str:
     if 0 < value_ms < 0.01:  # a wait of 6e-10 ms is no wait a person can read
         return "<0.01 ms"
     return f"{value_ms:.3g} ms" if value_ms < 100 else f"{value_ms:.0f} ms"
+
+
+def rate_text(rate_rps: float) -> str:
+    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
+    number = rate_number(rate_rps)
+    return number if number == "∞" else f"{number} req/s"
+
+
+def rate_number(rate_rps: float) -> str:
+    """``rate_text`` without its unit, for a column whose heading gives it: 850, 8.3k, 1.2M."""
+    if not math.isfinite(rate_rps):
+        return "∞"
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if rate_rps >= scale:
+            return f"{rate_rps / scale:.3g}{suffix}"
+    return f"{rate_rps:.3g}"

@@ -1,11 +1,26 @@
 """Numbers as a person reads them, in every page's text, hover and report: milliseconds, request
-rates, replica counts and dollars."""
+rates, replica counts and dollars (the ones the model's sentences share live in
+``sdlab_model.wording``)."""
 
 from __future__ import annotations
 
 import math
 
-from sdlab_model.wording import count, money, ms_text
+from sdlab_model.wording import count, money, ms_text, rate_number, rate_text
+
+# The model's words (a time, a rate, dollars) and the pages' own, from one module.
+__all__ = [
+    "count",
+    "money",
+    "ms_delta_text",
+    "ms_text",
+    "per_million_text",
+    "rate_number",
+    "rate_text",
+    "replicas_text",
+    "usd_delta_text",
+    "usd_per_million_text",
+]
 
 
 def ms_delta_text(delta_ms: float) -> str:
@@ -18,22 +33,6 @@ def ms_delta_text(delta_ms: float) -> str:
     if abs(delta_ms) < 0.01:
         return "under 0.01 ms " + ("more" if delta_ms > 0 else "less")
     return ("+" if delta_ms > 0 else "-") + ms_text(abs(delta_ms))
-
-
-def rate_text(rate_rps: float) -> str:
-    """Requests per second for a person: 850 req/s, 8.3k req/s, 1.2M req/s."""
-    number = rate_number(rate_rps)
-    return number if number == "∞" else f"{number} req/s"
-
-
-def rate_number(rate_rps: float) -> str:
-    """``rate_text`` without its unit, for a column whose heading gives it: 850, 8.3k, 1.2M."""
-    if not math.isfinite(rate_rps):
-        return "∞"
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if rate_rps >= scale:
-            return f"{rate_rps / scale:.3g}{suffix}"
-    return f"{rate_rps:.3g}"
 
 
 def replicas_text(replicas: float) -> str:

@@ -24,7 +24,7 @@ from sdlab_model.architecture import (
 )
 from sdlab_model.llm.analytic import LlmEstimate
 from sdlab_model.llm.workload import LlmWorkload
-from sdlab_model.wording import ms_text
+from sdlab_model.wording import ms_text, rate_text
 
 BINDING_NODE: dict[str, str] = {
     "prefill compute": "prefill",
@@ -76,7 +76,7 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
     if e.is_stable:
         stream.append(f"{e.output_tokens_per_s:,.0f} output tok/s")
     else:
-        stream.append(f"{w.rate_rps:,.3g} req/s is more than it serves")
+        stream.append(f"{rate_text(w.rate_rps)} is more than it serves")
     per_token = (
         f"{capacity.bytes_per_token / 1024:,.0f} KiB per token, blocks of {capacity.block_tokens:,}"
     )
@@ -92,14 +92,14 @@ def _notes(workload: LlmWorkload, estimate: LlmEstimate) -> dict[str, tuple[str,
         "clients": (
             "Clients",
             [
-                f"{w.rate_rps:,.3g} req/s",
+                rate_text(w.rate_rps),
                 f"{w.prompt_tokens_mean:,.0f}-token prompts",
                 f"{w.output_tokens_mean:,.0f}-token outputs",
             ],
         ),
         "router": (
             "Router / load balancer",
-            [replicas, f"{w.rate_per_replica_rps:,.3g} req/s each"],
+            [replicas, f"{rate_text(w.rate_per_replica_rps)} each"],
         ),
         "scheduler": (
             "Scheduler + queue",

@@ -81,7 +81,7 @@ def headline(result: LlmEstimate) -> None:
         columns[3].metric("Per 1M output tokens", per_million)
     if not result.is_stable:
         st.error(
-            f"Unstable (∞): {w.rate_rps:,.3g} req/s is more than this deployment serves; "
+            f"Unstable (∞): {rate_text(w.rate_rps)} is more than this deployment serves; "
             f"{binding_sentence(result)}",
             icon=":material/error:",
         )

@@ -150,8 +150,9 @@ def _tables_text(app) -> Iterator[str]:
         {},
         {"dynamic_batching": "0", "p99_target_ms": "5", "rate_rps": "1598.4"},
         {"model": "teaching", "rate_rps": "500000", "replicas": "2"},
+        {"llm.rate_rps": "5000"},
     ],
-    ids=["defaults", "near-capacity", "past-capacity"],
+    ids=["defaults", "near-capacity", "past-capacity", "llm-past-capacity"],
 )
 @pytest.mark.parametrize("page", _PAGES)
 def test_no_number_is_written_in_scientific_notation(page, query):
