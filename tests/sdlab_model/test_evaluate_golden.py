@@ -17,6 +17,12 @@ packing decision, its reason and stage 5 name it; no other field changed.
 
 Nine cases' text digests re-pinned 2026-12-03 (issue 22), the floats kept: at one replica the
 packing reason now says "on 1 replica", not "on 1 replicas".
+
+Thirty cases re-pinned 2026-12-04 (issue 22): on a GPU fleet with the residency model's numbers,
+the packing meter's ratio is the models over how many a replica's memory holds (its text's
+count), with its status and explanation to match. With the old meter put back, all 200 cases
+matched the pinned digests, and the new code differed from it in those three fields only; every
+other float was kept as pinned.
 """
 
 from __future__ import annotations
