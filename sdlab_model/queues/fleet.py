@@ -273,9 +273,8 @@ def _replica_arguments(workload: Workload, rate: np.ndarray, count: np.ndarray) 
 def _tail_rows(tails: _Tails, cells: int) -> np.ndarray:
     """``tail``, ``log_tail`` and ``poisson_fill`` as three rows of one value per cell."""
     rows = np.empty((3, cells))
-    rows[0] = np.reshape(tails.tail, -1)  # one value, or one per cell
-    rows[1] = np.reshape(tails.log_tail, -1)
-    rows[2] = np.reshape(tails.poisson_fill, -1)
+    for row, values in zip(rows, (tails.tail, tails.log_tail, tails.poisson_fill), strict=True):
+        row[:] = values.ravel() if isinstance(values, np.ndarray) else values  # one, or per cell
     return rows
 
 
@@ -307,13 +306,23 @@ def _tails(q: float | np.ndarray, cell_shape: tuple[int, ...], size: int = 1) ->
     if np.ndim(q) == 0:
         tail = 1.0 - q
         return _Tails(tail, math.log(tail), batching.fill_load(size, tail))
-    tails = [1.0 - float(value) for value in np.broadcast_to(q, cell_shape).ravel()]
+    return _cell_tails(tuple(np.broadcast_to(q, cell_shape).ravel().tolist()), cell_shape, size)
+
+
+@lru_cache(maxsize=64)
+def _cell_tails(quantiles: tuple[float, ...], cell_shape: tuple[int, ...], size: int) -> _Tails:
+    """``_tails`` per cell, kept (read-only): a point's three quantiles are asked for on every
+    evaluation."""
+    tails = [1.0 - value for value in quantiles]
     fills = [batching.fill_load(size, tail) for tail in tails]
-    return _Tails(
+    rows = (
         np.array(tails)[:, None],
         np.array([math.log(tail) for tail in tails]).reshape(cell_shape),
         np.array(fills)[:, None],
     )
+    for row in rows:
+        row.setflags(write=False)
+    return _Tails(*rows)
 
 
 def accuracy(workload: Workload, parts: FleetLatency, is_exact: bool) -> tuple[str, str]:

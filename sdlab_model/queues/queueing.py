@@ -26,6 +26,8 @@ from sdlab_model.queues import batching, erlang, fleet, mdc, mdc_grid
 from sdlab_model.workload import Workload
 
 QUANTILES = (0.5, 0.95, 0.99)
+_QUANTILE_ARRAY = np.array(QUANTILES)
+_QUANTILE_ARRAY.setflags(write=False)
 
 
 def latency(workload: Workload) -> LatencyResult:
@@ -243,6 +245,10 @@ def _fleet_grid(workload: Workload, rates: np.ndarray, counts: np.ndarray) -> np
     capacity = servers * size * 1000.0 / workload.batch_service_ms(size)
     stable = rates < capacity
     rate_grid, count_grid = np.broadcast_arrays(rates / 1000.0, counts)
+    if stable.all():  # a replica search's usual grid: every cell stable, as a point's (_fleet)
+        return _fleet_parts(
+            workload, rate_grid, count_grid, 0.99, use_table=True
+        ).quantile_ms.copy()
     p99 = np.full(stable.shape, np.inf)
     if np.any(stable):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -290,23 +296,22 @@ def _formation_and_queue(
     return formation, p99 - compute - formation
 
 
+_FLEET_FIELDS = tuple(field.name for field in fields(fleet.FleetLatency))
+
+
 def _fleet(workload: Workload, capacity: float, utilization: float) -> LatencyResult:
     # The three quantiles as three cells of one call: most of the work does not depend on the
     # quantile, and each cell is bit for bit its own one-quantile call (fleet._tails).
     cells = len(QUANTILES)
     rate = np.full(cells, workload.rate_rps / 1000.0)
     replicas = np.full(cells, float(workload.replicas))
-    together = _fleet_parts(workload, rate, replicas, np.array(QUANTILES))
-    parts = [
-        fleet.FleetLatency(*(getattr(together, f.name)[cell] for f in fields(fleet.FleetLatency)))
-        for cell in range(cells)
-    ]
-    tail = parts[-1]
+    together = _fleet_parts(workload, rate, replicas, _QUANTILE_ARRAY)
+    tail = fleet.FleetLatency(*(getattr(together, name)[-1] for name in _FLEET_FIELDS))
     exact = _fleet_exact_wait(workload, tail, utilization)
     if exact is not None:  # in units of the service time, combined as _unbatched does
         p50, p95, p99 = (workload.single_request_ms * (1.0 + wait) for wait in exact)
     else:
-        p50, p95, p99 = (float(part.quantile_ms) for part in parts)
+        p50, p95, p99 = (float(value) for value in together.quantile_ms)
     compute = float(tail.compute_ms)
     queue = p99 - float(tail.quantile_ms) + float(tail.queue_ms)
     accuracy, note = fleet.accuracy(workload, tail, exact is not None)
