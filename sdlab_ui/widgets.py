@@ -48,6 +48,18 @@ def log_options(spec: NumericInput, extra_values: Iterable[float] = ()) -> tuple
 @lru_cache(maxsize=512)
 def _log_options(spec: NumericInput, extra_values: tuple[float, ...]) -> tuple[float | int, ...]:
     low, high = float(spec.minimum), float(spec.maximum)
+    values = set(_ladder(spec))
+    values.update(v for v in extra_values if low <= v <= high)
+    if spec.integer:
+        return tuple(sorted({round(v) for v in values}))
+    return tuple(sorted(values))
+
+
+@lru_cache(maxsize=64)
+def _ladder(spec: NumericInput) -> frozenset[float]:
+    """The input's readable values, its ends and its default (a new value off the ladder
+    rebuilds only what it adds)."""
+    low, high = float(spec.minimum), float(spec.maximum)
     values: set[float] = {low, high, float(spec.default)}
     first_decade = math.floor(math.log10(max(low, 1e-12)))
     last_decade = math.ceil(math.log10(high))
@@ -57,15 +69,13 @@ def _log_options(spec: NumericInput, extra_values: tuple[float, ...]) -> tuple[f
             value = float(f"{mantissa}e{decade}")
             if low <= value <= high:
                 values.add(value)
-    values.update(v for v in extra_values if low <= v <= high)
-    if spec.integer:
-        return tuple(sorted({round(v) for v in values}))
-    return tuple(sorted(values))
+    return frozenset(values)
 
 
 def option_labels(spec: NumericInput, options: tuple[float | int, ...]) -> dict[float, str]:
     """Each option's ``format_value`` label, for a select slider's ``format_func``
-    (``option_labels(...).__getitem__``). Shared: never mutate it.
+    (``option_labels(...).__getitem__``); it may label more values than ``options``. Shared:
+    never mutate it.
 
     Streamlit calls ``format_func`` on every option of every select slider on every rerun: a
     Python function per option cost ~0.2 ms per slider per rerun, a dictionary lookup (a C call)
@@ -76,7 +86,14 @@ def option_labels(spec: NumericInput, options: tuple[float | int, ...]) -> dict[
 
 @lru_cache(maxsize=512)
 def _option_labels(spec: NumericInput, options: tuple[float | int, ...]) -> dict[float, str]:
-    return {option: format_value(spec, option) for option in options}
+    labels = _ladder_labels(spec)
+    extra = {option: format_value(spec, option) for option in options if option not in labels}
+    return {**labels, **extra} if extra else labels
+
+
+@lru_cache(maxsize=64)
+def _ladder_labels(spec: NumericInput) -> dict[float, str]:
+    return {value: format_value(spec, value) for value in _ladder(spec)}
 
 
 def format_value(spec: NumericInput, value: float) -> str:

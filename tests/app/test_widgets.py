@@ -67,11 +67,12 @@ def test_option_labels_are_each_options_format_value():
     for spec in NUMERIC_INPUTS:
         if spec.scale != "log":
             continue
-        options = log_options(spec, (float(spec.default),))
-        labels = option_labels(spec, options)
-        assert list(labels) == list(options), f"{spec.name}: labels for other options"
-        for option in options:
-            assert labels[option] == format_value(spec, option), f"{spec.name} {option}"
+        off_ladder = float(spec.default) * 1.0137  # a linked or typed value between steps
+        for extra in ((float(spec.default),), (float(spec.default), off_ladder)):
+            options = log_options(spec, extra)
+            labels = option_labels(spec, options)
+            for option in options:
+                assert labels[option] == format_value(spec, option), f"{spec.name} {option}"
 
 
 def _builder_page():
