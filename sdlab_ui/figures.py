@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -46,6 +46,16 @@ def log_tick_format(smallest: float, largest: float) -> str:
     between decades with a bare small digit ("2" for 20). SI suffixes where ticks reach 10,000
     ("20k"), unless they also go under 1 (where "~s" would write 0.5 as "500m")."""
     return "~s" if largest >= 10_000 and smallest >= 1 else "~g"
+
+
+def log_axis_ticks(values: Iterable[float]) -> dict[str, str | int]:
+    """A log axis's ``dtick`` and ``tickformat`` for ``values`` (non-finite ones ignored):
+    1-2-5 ticks over up to two decades, one tick a decade beyond (a short panel's 1-2-5 labels
+    from 20 to 20,000 overprint), each labelled in full (``log_tick_format``)."""
+    finite = [float(v) for v in values if math.isfinite(v) and v > 0]
+    smallest, largest = (min(finite), max(finite)) if finite else (1.0, 1.0)
+    decades = math.log10(largest / smallest)
+    return {"dtick": 1 if decades > 2 else "D2", "tickformat": log_tick_format(smallest, largest)}
 
 
 class PreparedFigure(go.Figure):

@@ -25,7 +25,7 @@ from sdlab_model.overload.priorities import (
 )
 from sdlab_model.page_params import PRIORITY_BY_NAME
 from sdlab_model.workload import Workload
-from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE, log_tick_format
+from sdlab_ui.figures import FONT, TARGET_COLOUR, TEMPLATE, log_axis_ticks
 from sdlab_ui.page_inputs import PageInputs, parse_numbers
 from sdlab_ui.server import budget
 from sdlab_ui.text import ms_delta_text, ms_text, rate_text
@@ -205,10 +205,7 @@ def sweep_figure(sweep: LoadSweep, specs: ClassSpec, current_utilization: float)
         figure.add_vline(x=current_utilization * 100.0, line={"color": TARGET_COLOUR, "width": 1})
     figure.update_xaxes(title_text="utilization (%)")
     values = np.concatenate([np.ravel(v) for v in (*sweep.class_p99_ms, sweep.fifo_p99_ms)])
-    values = values[np.isfinite(values)]
-    ticks = log_tick_format(*((values.min(), values.max()) if values.size else (1.0, 1.0)))
-    # 1-2-5 ticks: every digit's tick, labelled in full, overprints on a short axis (60-100).
-    figure.update_yaxes(title_text="p99 latency (ms)", type="log", dtick="D2", tickformat=ticks)
+    figure.update_yaxes(title_text="p99 latency (ms)", type="log", **log_axis_ticks(values))
     figure.update_layout(
         title={"text": "Each class's p99 against load (targets dotted, this design: red line)"},
         height=380,

@@ -29,7 +29,7 @@ from sdlab_model.timeline.model import (
     replicas_at_target,
 )
 from sdlab_ui.cache import shared_cache
-from sdlab_ui.figures import TARGET_COLOUR
+from sdlab_ui.figures import TARGET_COLOUR, log_axis_ticks
 from sdlab_ui.server import budget, runs, worker
 from sdlab_ui.text import money, ms_text, replicas_text
 
@@ -152,7 +152,7 @@ def timeline_figure(result: TimelineResult) -> go.Figure:
         4,
         1,
     )
-    figure.update_yaxes(type="log", tickformat="~g", row=3, col=1)
+    figure.update_yaxes(type="log", **log_axis_ticks([*p99, target]), row=3, col=1)
     figure.update_xaxes(title_text="time (min)", row=4, col=1)
     figure.update_layout(
         height=820,
@@ -375,7 +375,11 @@ def simulator_check(inputs: TimelineInputs, result: TimelineResult) -> None:
     figure.add_trace(
         go.Scatter(x=x, y=check.simulated_p99_ms, name="simulation", mode="lines+markers")
     )
-    figure.update_yaxes(type="log", tickformat="~g", title_text="p99 per minute (ms)")
+    figure.update_yaxes(
+        type="log",
+        **log_axis_ticks([*check.model_p99_ms, *check.simulated_p99_ms]),
+        title_text="p99 per minute (ms)",
+    )
     figure.update_xaxes(title_text="time (min)")
     figure.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, template="none")
     st.plotly_chart(figure, key="timeline.check_chart")

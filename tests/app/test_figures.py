@@ -127,3 +127,33 @@ def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
 )
 def test_log_ticks_take_si_suffixes_only_where_no_tick_is_under_one(smallest, largest, expected):
     assert figures.log_tick_format(smallest, largest) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "dtick", "tickformat"),
+    [
+        ([20.0, 35.0, 100.0], "D2", "~g"),  # one decade: 1-2-5 ticks
+        ([20.0, 5_000.0], "dtick decades", "~g"),
+        ([20.0, 100.0, 25_000.0, math.inf, math.nan], "dtick decades", "~s"),  # inf ignored
+        ([math.inf], "D2", "~g"),  # nothing finite: any ticks, no error
+    ],
+)
+def test_a_log_axis_ticks_decades_past_two_decades_and_labels_them_in_full(
+    values, dtick, tickformat
+):
+    ticks = figures.log_axis_ticks(values)
+    assert ticks["dtick"] == (1 if dtick == "dtick decades" else dtick), ticks
+    assert ticks["tickformat"] == tickformat, ticks
+
+
+def test_the_timelines_p99_panel_ticks_decades_when_a_spike_spans_three():
+    from sdlab_model.timeline import TimelineInputs, TrafficShape
+    from sdlab_model.timeline.model import run_timeline
+    from sdlab_ui.timeline.sections import timeline_figure
+
+    spike = TrafficShape(kind="spike", base_rate_rps=200.0, factor=75.0, spike_duration_s=300.0)
+    result = run_timeline(TimelineInputs(traffic=spike, duration_s=1200.0))
+    finite = result.p99_ms[np.isfinite(result.p99_ms)]
+    assert finite.max() / finite.min() > 100, "the spike no longer spans two decades of p99"
+    axis = timeline_figure(result).layout.yaxis3
+    assert axis.type == "log" and axis.dtick == 1 and axis.tickformat == "~s", axis
