@@ -245,7 +245,7 @@ def _fleet_grid(workload: Workload, rates: np.ndarray, counts: np.ndarray) -> np
     capacity = servers * size * 1000.0 / workload.batch_service_ms(size)
     stable = rates < capacity
     rate_grid, count_grid = np.broadcast_arrays(rates / 1000.0, counts)
-    if stable.all():  # a replica search's usual grid: every cell stable, as a point's (_fleet)
+    if stable.all():  # a replica search's usual grid: nothing to mask, and no errstate (as _fleet)
         return _fleet_parts(
             workload, rate_grid, count_grid, 0.99, use_table=True
         ).quantile_ms.copy()
