@@ -7,7 +7,7 @@ exhaust the server.
 Data results use ``st.cache_data`` (each caller gets its own copy). Plotly figures use
 ``st.cache_resource``: ``st.cache_data`` would pickle a figure on every hit, and unpickling a
 figure re-validates every trace, which costs more than drawing it; the figures are never
-mutated after they are built (``figures.PreparedFigure``), so sharing one is safe. The Lab's
+mutated after they are built (``prepared_figure.PreparedFigure``), so sharing one is safe. The Lab's
 view and the diagram, whose inputs hash by value and which every Lab rerun looks up, use
 ``SharedCache``: a bounded LRU without Streamlit's ~1 ms of bookkeeping per miss.
 """
@@ -39,7 +39,7 @@ from sdlab_model.residency import ResidencyInputs
 from sdlab_model.simulation.converged import ConvergedSim
 from sdlab_model.simulation.summary import simulation_key
 from sdlab_model.workload import Workload
-from sdlab_ui import error_figures, figures, heatmap_figures
+from sdlab_ui import error_figures, figures, heatmap_figures, prepared_figure
 from sdlab_ui.server import budget, runs, worker
 
 # How a cache hashes a Workload: its field values. Streamlit's generic hashing of a dataclass
@@ -161,7 +161,9 @@ def heatmap_figure(
     workload: Workload, model: ModelName, axes: tuple[str, str] = grids.DEFAULT_AXES
 ) -> go.Figure:
     """The main p99 heatmap over ``axes`` (x, y)."""
-    return figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(grid(workload, model, axes)))
+    return prepared_figure.PreparedFigure(
+        heatmap_figures.p99_heatmap_spec(grid(workload, model, axes))
+    )
 
 
 @st.cache_resource(max_entries=4, hash_funcs=_KEY, show_spinner=False)
@@ -171,7 +173,7 @@ def small_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         grid(workload.with_changes(**changes), model, frontier=False)
         for _, changes in SMALL_MULTIPLES
     ]
-    return figures.PreparedFigure(
+    return prepared_figure.PreparedFigure(
         heatmap_figures.small_multiples_spec(panels, [title for title, _ in SMALL_MULTIPLES])
     )
 
@@ -193,7 +195,7 @@ def policy_multiples_figure(workload: Workload, model: ModelName) -> go.Figure:
         grid(workload.with_changes(lb_policy=policy), model, frontier=False)
         for policy in spec.choices
     ]
-    return figures.PreparedFigure(
+    return prepared_figure.PreparedFigure(
         heatmap_figures.small_multiples_spec(panels, [POLICY_PANEL_TITLES[p] for p in spec.choices])
     )
 
@@ -290,7 +292,7 @@ def distribution_figure(workload: Workload) -> go.Figure | None:
     if not sim.is_stable:
         return None
     p99s = {model: assessment(workload, model).p99_ms for model in ("queueing", "teaching")}
-    return figures.PreparedFigure(
+    return prepared_figure.PreparedFigure(
         figures.latency_distribution(
             sim.cdf_latency_ms, sim.cdf_share, workload.p99_target_ms, p99s
         )
@@ -358,6 +360,6 @@ def verification_figures(workload: Workload, model: ModelName) -> tuple[go.Figur
     key = _grid_key(workload)
     coarse = replace(coarse_grid(key, model), workload=workload)
     return (
-        figures.PreparedFigure(heatmap_figures.p99_heatmap_spec(coarse)),
-        figures.PreparedFigure(error_figures.error_map(coarse, *simulated_grid(key))),
+        prepared_figure.PreparedFigure(heatmap_figures.p99_heatmap_spec(coarse)),
+        prepared_figure.PreparedFigure(error_figures.error_map(coarse, *simulated_grid(key))),
     )

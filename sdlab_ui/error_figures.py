@@ -1,7 +1,7 @@
 """The Heatmaps simulation check's figure: each cell's model p99 error against the simulation,
 with the cells where the two disagree about stability set apart, and its summary.
 
-Built as a plotly figure for ``figures.PreparedFigure`` (no Streamlit here).
+Built as a plotly figure for ``prepared_figure.PreparedFigure`` (no Streamlit here).
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """Plotly figures built from model results: the colours, font and template every figure shares,
-``PreparedFigure`` for figures cached and never changed, and the Lab's own figures (the latency
-breakdown, the latency CDF). The heatmaps' figures are in ``heatmap_figures``, the simulation
-check's error map in ``error_figures``.
+and the Lab's own figures (the latency breakdown, the latency CDF). The heatmaps' figures are in
+``heatmap_figures``, the simulation check's error map in ``error_figures``, and the figure made
+once from a spec and never changed in ``prepared_figure``.
 """
 
 from __future__ import annotations
 
-import functools
 import html
 import math
 from collections.abc import Iterable, Sequence
@@ -15,9 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
-from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 from sdlab_model.design import STAGES
+from sdlab_ui.prepared_figure import PreparedFigure
 from sdlab_ui.text import ms_text
 
 STAGE_LABELS = {number: f"stage {number}: {stage.title}" for number, stage in STAGES.items()}
@@ -56,56 +55,6 @@ def log_axis_ticks(values: Iterable[float]) -> dict[str, str | int]:
     smallest, largest = (min(finite), max(finite)) if finite else (1.0, 1.0)
     decades = math.log10(largest / smallest)
     return {"dtick": 1 if decades > 2 else "D2", "tickformat": log_tick_format(smallest, largest)}
-
-
-class PreparedFigure(go.Figure):
-    """A figure whose dict form is computed once, for figures cached and never changed.
-
-    ``st.plotly_chart`` calls ``to_dict`` on every rerun, which deep-copies every trace and
-    re-encodes every array: most of the cost of redrawing an unchanged chart. Returning the
-    dict made at construction gives the same JSON for a fraction of the work.
-
-    Made from a figure spec (a plain dict, as the ``*_spec`` functions below return), it skips
-    plotly's validation of every property, which costs more than building the spec (~20 ms for
-    the main heatmap, ~60 ms for a 2 x 2 view): then ``data`` and ``layout`` stay empty, and the
-    figure is read through ``to_dict()`` (``go.Figure(figure.to_dict())`` for a full one).
-    Tests validate every spec through ``go.Figure``.
-    """
-
-    def __init__(self, figure: go.Figure | dict) -> None:
-        if isinstance(figure, dict):
-            # The empty figure's own state, shared by every figure made from a spec: building it
-            # was most of a small chart's cost (~0.7 ms, a fresh Lab's breakdown), and these
-            # figures' data and layout stay empty and are never changed.
-            self.__dict__.update(_empty_figure_state())
-            self._prepared_dict = _encoded(
-                {"data": figure.get("data", []), "layout": figure.get("layout", {})}
-            )
-        else:
-            super().__init__(figure)
-            self._prepared_dict = super().to_dict()
-
-    def to_dict(self) -> dict:
-        return self._prepared_dict
-
-
-@functools.lru_cache(maxsize=1)
-def _empty_figure_state() -> dict:
-    return dict(go.Figure().__dict__)
-
-
-def _encoded(spec: object) -> object:
-    """A copy of ``spec`` with numpy arrays as plotly's binary array specs (what plotly's own
-    ``to_dict`` sends), leaving ``spec`` unchanged."""
-    if isinstance(spec, dict):
-        return {
-            key: value if is_skipped_key(key) else _encoded(value) for key, value in spec.items()
-        }
-    if isinstance(spec, list | tuple):
-        return [_encoded(value) for value in spec]
-    if is_homogeneous_array(spec):
-        return to_typed_array_spec(spec)
-    return spec
 
 
 def _vertical_line(x: float, line: dict, text: str | None, text_position: str) -> tuple[dict, dict]:

@@ -4,7 +4,7 @@ fewest-replicas frontier and the current setting, alone or as a 2 x 2 view on on
 p99 spans five decades between an idle fleet and saturation, so heatmap colour is log10(p99) with
 tick labels in ms; the unstable region (arrivals at or above capacity, p99 = ∞) is drawn as its
 own grey layer rather than as a very large colour value. Built as plain figure specs for
-``figures.PreparedFigure`` (no Streamlit here).
+``prepared_figure.PreparedFigure`` (no Streamlit here).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from sdlab_model.sources import (
     TEACHING_ASSUMPTIONS,
     TRADEOFF_BY_DECISION,
 )
-from sdlab_ui import figures
+from sdlab_ui import figures, prepared_figure
 from sdlab_ui.server import spawn
 from sdlab_ui.text import ms_text, rate_text
 from sdlab_ui.widgets import format_value
@@ -100,7 +100,7 @@ def html_report(
 ) -> str:
     """The whole report as one HTML document that opens without a network."""
     result = view.result
-    breakdown = figures.PreparedFigure(
+    breakdown = prepared_figure.PreparedFigure(
         figures.latency_breakdown_spec(view.breakdown_rows, result.workload.p99_target_ms)
     )
     charts = _charts((breakdown, heatmap))
@@ -216,7 +216,7 @@ def _charts(figures: Sequence[go.Figure | None]) -> list[str]:
             fragments.append("")
             continue
         # Streamlit's chart theme makes room for the axis labels; a bare page must ask for it.
-        # From the figure's dict: a figure made from a spec (figures.PreparedFigure) keeps its
+        # From the figure's dict: a figure made from a spec (a PreparedFigure) keeps its
         # traces only there, and copying the figure itself gave an empty chart.
         standalone = go.Figure(figure.to_dict()).update_layout(
             margin={"l": 90, "r": 30, "t": 40, "b": 50}

@@ -11,7 +11,7 @@ import pytest
 from sdlab_model import grids
 from sdlab_model.assessment import p99_grid
 from sdlab_model.scenarios import SCENARIOS
-from sdlab_ui import figures, heatmap_figures
+from sdlab_ui import figures, heatmap_figures, prepared_figure
 from sdlab_ui.figures import BREAKDOWN_PARTS, latency_breakdown_svg
 
 ROWS = [("Queueing model", 20.0, 5.0, 3.5), ("Teaching model", 20.0, 2.5, 12.0)]
@@ -157,3 +157,31 @@ def test_the_timelines_p99_panel_ticks_decades_when_a_spike_spans_three():
     assert finite.max() / finite.min() > 100, "the spike no longer spans two decades of p99"
     axis = timeline_figure(result).layout.yaxis3
     assert axis.type == "log" and axis.dtick == 1 and axis.tickformat == "~s", axis
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([1, 5, 120]),  # int64 narrowed to int8
+        np.array([-300, 5]),  # int16
+        np.array([70_000, 1], dtype=np.uint64),  # uint32
+        np.array([2**40, -1]),  # too wide for plotly.js: sent as a list
+        np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2],  # 2-D, not contiguous
+        np.array([], dtype=float),
+        np.array(["a", "b"]),
+    ],
+    ids=["int8", "int16", "uint32", "int64", "f4-2d", "empty", "text"],
+)
+def test_prepared_figures_encode_arrays_as_plotly_does(values):
+    """A spec's arrays go to the browser as plotly's own ``to_dict`` would send them."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    kind, key = ("heatmap", "z") if values.ndim > 1 else ("scatter", "x")
+    trace = {"type": kind, key: values}
+    spec = {"data": [trace]}
+    fast = pio.to_json(prepared_figure.PreparedFigure(spec).to_dict(), validate=False)
+    validated = pio.to_json(go.Figure(spec).to_dict(), validate=False)
+    assert json.loads(fast)["data"] == json.loads(validated)["data"]

@@ -325,7 +325,7 @@ def test_figure_specs_give_the_validated_figures_json():
     import plotly.graph_objects as go
     import plotly.io as pio
 
-    from sdlab_ui import figures
+    from sdlab_ui import figures, prepared_figure
 
     grid, gpu = _small_grid(), _small_grid(gpu=True)
     for what, spec in (
@@ -342,7 +342,7 @@ def test_figure_specs_give_the_validated_figures_json():
             ),
         ),
     ):
-        fast = pio.to_json(figures.PreparedFigure(spec).to_dict(), validate=False)
+        fast = pio.to_json(prepared_figure.PreparedFigure(spec).to_dict(), validate=False)
         validated = pio.to_json(go.Figure(spec).to_dict(), validate=False)
         assert json.loads(fast) == json.loads(validated), (
             f"{what}: the spec is not what plotly validates"

@@ -39,7 +39,7 @@ def test_the_html_report_needs_no_network(html):
 
 
 def test_the_html_reports_charts_carry_their_traces(html):
-    """Both charts are made from specs (figures.PreparedFigure), whose traces live only in their
+    """Both charts are made from specs (a PreparedFigure each), whose traces live only in their
     dict: copying the figure drew two empty charts."""
     assert '"name":"compute"' in html, "the breakdown chart has no bars"
     assert '"type":"heatmap"' in html, "the heatmap chart has no heatmap"
