@@ -35,7 +35,8 @@ Two kinds of visitor:
 The first ``--browsers`` sessions (default: all) are browsers, the rest protocol visitors. All
 browsers share this machine's cores with the server, so with many of them the figures measure
 Chromium as much as sdlab; ``--app bare`` serves a page with the same sidebar, card buttons and
-a p99 metric and nothing else, to show how much of a figure is the platform's floor.
+a p99 metric, on sockets set as sdlab sets them (TCP_NODELAY), and nothing else, to show how
+much of a figure is the platform's floor.
 
 ``--hostile N`` adds N hostile visitors (protocol) to the ``--sessions`` normal ones. They pause
 never and loop, until every normal visitor is done, each input new so that it misses every
@@ -1232,14 +1233,18 @@ def report(
 
 
 # The floor: what the same load costs on a page with the same sidebar, card buttons and a p99
-# metric (from the same model call) and nothing else: no diagram, chart, tables or simulation.
+# metric (from the same model call), sent as sdlab sends it (TCP_NODELAY), and nothing else: no
+# diagram, chart, tables or simulation.
 _BARE_APP = """
 import sys
 sys.path.insert(0, {root!r})
 import streamlit as st
 from sdlab_ui import sidebar, state
+from sdlab_ui.server import sockets
 
 st.set_page_config(page_title="sdlab bare baseline", layout="wide")
+if "sdlab.nodelay" not in st.session_state:
+    st.session_state["sdlab.nodelay"] = sockets.ensure_nodelay()
 page = st.navigation([
     st.Page({lab!r}, title="Lab", default=True),
     st.Page({heatmaps!r}, title="Heatmaps", url_path="heatmaps"),
