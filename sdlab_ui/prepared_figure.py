@@ -21,17 +21,16 @@ class PreparedFigure(go.Figure):
 
     Made from a figure spec (a plain dict, as the ``*_spec`` functions of ``figures`` and
     ``heatmap_figures`` return), it skips plotly's validation of every property, which costs
-    more than building the spec (~20 ms for the main heatmap, ~60 ms for a 2 x 2 view): then
-    ``data`` and ``layout`` stay empty, and the figure is read through ``to_dict()``
+    more than building the spec (figures in docs/performance.md): then ``data`` and ``layout``
+    stay empty, and the figure is read through ``to_dict()``
     (``go.Figure(figure.to_dict())`` for a full one). Tests validate every spec through
     ``go.Figure``.
     """
 
     def __init__(self, figure: go.Figure | dict) -> None:
         if isinstance(figure, dict):
-            # The empty figure's own state, shared by every figure made from a spec: building it
-            # was most of a small chart's cost (~0.7 ms, a fresh Lab's breakdown), and these
-            # figures' data and layout stay empty and are never changed.
+            # An empty figure's state, made once and shared: building it was most of a small
+            # chart's cost, and these figures' data and layout stay empty and never change.
             self.__dict__.update(_empty_figure_state())
             self._prepared_dict = _encoded(
                 {"data": figure.get("data", []), "layout": figure.get("layout", {})}
