@@ -245,7 +245,8 @@ def p99_heatmap_spec(grid: P99Grid, title: str = "") -> dict:
         "height": 520,
         "font": FONT,
         "template": TEMPLATE_SPEC,
-        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        # Room for any axis's labels: a margin the axes push makes plotly draw the chart twice.
+        "margin": {"l": 92, "r": 10, "t": 40 if title else 16, "b": 10},
         "legend": {"orientation": "h", "y": -0.18},
         # A click selects a cell (the page loads it into the Lab); no box or lasso.
         "clickmode": "event+select",
@@ -263,8 +264,7 @@ def _with_click_layer(traces: list[dict], grid: P99Grid) -> list[dict]:
     its point, and the page loads that cell into the Lab. Plotly shows one hover at a time (the
     nearest point wins), so the points carry the cells' hover and the heatmap layers' own hover
     is skipped (their data stays, for the tests and the CSV to read). Hover and selection read
-    the points' data, not their drawn markers, so ``maxdisplayed`` draws one marker: an
-    invisible marker per cell was most of the page's drawing in the browser.
+    the points' data, so ``maxdisplayed`` draws one marker, not an invisible one per cell.
     """
     colour, unstable, *rest = traces
     stable = np.isfinite(grid.p99_ms)

@@ -234,3 +234,37 @@ def test_diagram_text_is_legible_on_a_phone(chromium_browser, server_url):
         f"the diagram's smallest text draws at {measured['smallest_text_px']:.1f} px "
         f"(< {MIN_DIAGRAM_TEXT_PX} px) on a 390 px phone"
     )
+
+
+# The room plotly had to make for the main heatmap's axes (its drawn margins) against the room the
+# figure asks for: any more on the left or top and plotly drew the chart a second time to make it.
+_HEATMAP_MARGINS_JS = """(selector) => {
+    const chart = document.querySelector(selector);
+    const drawn = chart._fullLayout._size, asked = chart.layout.margin;
+    return {left: [drawn.l, asked.l], top: [drawn.t, asked.t]};
+}"""
+
+
+@pytest.mark.parametrize(
+    ("view", "y_axis"),
+    [("1440x900-light", None), ("390x844", None), ("1440x900-light", "p99 target")],
+)
+def test_heatmap_axes_fit_the_margins_it_asks_for(chromium_browser, server_url, view, y_axis):
+    context = _context(chromium_browser, **VIEWS[view][0])
+    page = context.new_page()
+    _open(page, f"{server_url}/heatmaps", "heatmaps")
+    if y_axis is not None:  # the widest tick labels of any input
+        page.get_by_label("Up (y axis)").click()
+        page.get_by_role("option", name=y_axis, exact=True).click()
+        page.wait_for_function(
+            "(title) => [...document.querySelectorAll('.g-ytitle')]"
+            ".some(t => t.textContent.startsWith(title))",
+            arg=y_axis,
+        )
+        page.wait_for_function(IDLE_JS)
+    margins = page.evaluate(_HEATMAP_MARGINS_JS, PLOTLY)
+    context.close()
+    for side, (drawn, asked) in margins.items():
+        assert drawn <= asked, (
+            f"the heatmap's axes pushed its {side} margin to {drawn} px from {asked}"
+        )
