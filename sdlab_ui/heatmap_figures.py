@@ -324,7 +324,7 @@ def small_multiples_spec(grids: Sequence[P99Grid], titles: Sequence[str]) -> dic
         "height": 640,
         "font": FONT,
         "template": TEMPLATE_SPEC,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "margin": {"l": 84, "r": 120, "t": 40, "b": 76},
         "annotations": [],
     }
     for index, (grid, title) in enumerate(zip(grids, titles, strict=True)):

@@ -247,7 +247,12 @@ def frontier_chart(workload: Workload, advice: Advice) -> None:
     figure.add_hline(y=workload.p99_target_ms, line_dash="dash", line_color=TARGET_COLOUR)
     figure.update_xaxes(title_text="fleet cost ($/h)", type="log", tickformat="$~g")
     figure.update_yaxes(title_text="p99 (ms)", type="log", dtick="D2", tickformat="~g")
-    figure.update_layout(height=380, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    figure.update_layout(
+        height=380,
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 73, "r": 10, "t": 17, "b": 110},
+        legend={"orientation": "h", "y": -0.25},
+    )
     st.plotly_chart(figure, key="advice.frontier")
 
 

@@ -93,7 +93,8 @@ def p99_figure(
         title={"text": f"{name} p99"},
         height=height,
         font=FONT,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 71, "r": 110, "t": 40, "b": 119},
         legend={"orientation": "h", "y": -0.25},
         template="none",
     )

@@ -62,6 +62,7 @@ def goodput_figure(curve: GoodputCurve, current_rps: float, height: int = 440) -
         xaxis_title="Offered load (× capacity, fresh requests)",
         yaxis_title="Goodput (req/s served within the p99 target)",
         legend={"orientation": "h", "y": -0.25},
-        margin={"t": 30},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 80, "r": 10, "t": 30, "b": 115},
     )
     return figure

@@ -210,7 +210,8 @@ def sweep_figure(sweep: LoadSweep, specs: ClassSpec, current_utilization: float)
         title={"text": "Each class's p99 against load (targets dotted, this design: red line)"},
         height=380,
         font=FONT,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 75, "r": 10, "t": 40, "b": 101},
         legend={"orientation": "h", "y": -0.25},
         template=TEMPLATE,
     )

@@ -72,7 +72,8 @@ def hedged_figure(heatmap: TailHeatmap, current: tuple[int, float], height: int 
         title={"text": f"The fanned-out request's {name} (load fed back)"},
         height=height,
         font=FONT,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 94, "r": 188, "t": 40, "b": 75},
         legend={"orientation": "h", "y": -0.25},
         template=TEMPLATE,
     )

@@ -214,7 +214,8 @@ def rollout_chart(rollout: CanaryRollout) -> go.Figure:
         yaxis_title="new version's share of live traffic",
         yaxis={"type": "log", "tickvals": shown, "ticktext": [f"{t:g}%" for t in shown]},
         height=340,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 86, "r": 24, "t": 54, "b": 68},
         legend={"orientation": "h", "y": 1.18},
     )
     return figure

@@ -156,7 +156,8 @@ def timeline_figure(result: TimelineResult) -> go.Figure:
     figure.update_xaxes(title_text="time (min)", row=4, col=1)
     figure.update_layout(
         height=820,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 45, "r": 10, "t": 40, "b": 94},
         legend={"orientation": "h", "y": -0.08},
         template="none",
     )

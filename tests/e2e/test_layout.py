@@ -268,3 +268,57 @@ def test_heatmap_axes_fit_the_margins_it_asks_for(chromium_browser, server_url, 
         assert drawn <= asked, (
             f"the heatmap's axes pushed its {side} margin to {drawn} px from {asked}"
         )
+
+
+# Every other chart's drawn margins against the ones it asks for, on each side: a chart whose axes,
+# legend or colour bar need more room than it asks for is drawn twice by plotly on every call.
+_CHART_MARGINS_JS = """(skip) => [...document.querySelectorAll(
+        '[data-testid="stPlotlyChart"] .js-plotly-plot')]
+    .filter(chart => !chart.closest(skip))
+    .map(chart => {
+        const drawn = chart._fullLayout._size, asked = chart.layout.margin || {};
+        const keyed = chart.closest('[class*="st-key-"]');
+        return {chart: keyed ? keyed.className.match(/st-key-[\\w-]+/)[0] : 'a chart',
+                sides: {left: [drawn.l, asked.l], right: [drawn.r, asked.r],
+                        top: [drawn.t, asked.t], bottom: [drawn.b, asked.b]}};
+    })"""
+
+# Page -> the expanders to open (their charts are built only then) and the charts then drawn.
+_CHARTS_TO_SIZE = {
+    "heatmaps": (("Batching and GPUs at a glance", "Load-balancer policy at a glance"), 2),
+    "timeline": ((), 2),
+    "advice": ((), 1),
+    "llm": (("TTFT and TPOT p99 over the request rate",), 2),
+    "tail": ((), 1),
+    "overload": ((), 3),
+}
+
+
+@pytest.mark.parametrize("name", list(_CHARTS_TO_SIZE))
+def test_charts_ask_for_the_margins_they_draw(chromium_browser, server_url, name):
+    expanders, charts = _CHARTS_TO_SIZE[name]
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, f"{server_url}{PAGES[name]}", name)
+    for label in expanders:
+        page.locator('[data-testid="stExpander"] summary', has_text=label).click()
+    # The main heatmap sizes its left and top only (the test above); its colour bar pushes.
+    skip = ".st-key-heatmap-main"
+    page.wait_for_function(
+        "([skip, count]) => [...document.querySelectorAll("
+        "'[data-testid=\"stPlotlyChart\"] .js-plotly-plot')]"
+        ".filter(c => !c.closest(skip) && c._fullLayout).length >= count",
+        arg=[skip, charts],
+        timeout=120_000,
+    )
+    page.wait_for_function(IDLE_JS)
+    measured = page.evaluate(_CHART_MARGINS_JS, skip)
+    context.close()
+    assert len(measured) == charts, f"expected {charts} charts on {name}, found {measured}"
+    pushed = [
+        f"{chart['chart']!r}: {side} {drawn} px, asked {asked}"
+        for chart in measured
+        for side, (drawn, asked) in chart["sides"].items()
+        if asked is None or drawn > asked
+    ]
+    assert not pushed, f"charts on {name} drawn with more margin than they ask for: {pushed}"
