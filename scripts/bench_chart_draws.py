@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import plotly
 from playwright.sync_api import sync_playwright
+
+# The selectors the browser tests use.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+from browser_selectors import IDLE_JS, PLOTLY
 
 PAGES = {
     "heatmaps": ("Batching and GPUs at a glance", "Load-balancer policy at a glance"),
@@ -35,11 +40,7 @@ PAGES = {
 }
 """Page path -> the expanders to open first (their charts are built only when opened)."""
 
-IDLE_JS = (
-    '() => !document.querySelector(\'[data-testid="stStatusWidget"], '
-    '[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]\')'
-)
-CHARTS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+CHARTS_JS = """(selector) => [...document.querySelectorAll(selector)]
     .filter(chart => chart._fullLayout)
     .map(chart => {
         const keyed = chart.closest('[class*="st-key-"]');
@@ -74,7 +75,7 @@ def _chart_specs(browser, url: str, width: int) -> list[tuple[str, str]]:
             page.locator('[data-testid="stExpander"] summary', has_text=label).click()
         page.wait_for_function(IDLE_JS, timeout=180_000)
         page.wait_for_timeout(2_000)  # the opened sections' charts mount after the run ends
-        specs += [(f"{path}: {name}", spec) for name, spec in page.evaluate(CHARTS_JS)]
+        specs += [(f"{path}: {name}", spec) for name, spec in page.evaluate(CHARTS_JS, PLOTLY)]
     page.close()
     return specs
 

@@ -272,8 +272,7 @@ def test_heatmap_axes_fit_the_margins_it_asks_for(chromium_browser, server_url, 
 
 # Every other chart's drawn margins against the ones it asks for, on each side: a chart whose axes,
 # legend or colour bar need more room than it asks for is drawn twice by plotly on every call.
-_CHART_MARGINS_JS = """(skip) => [...document.querySelectorAll(
-        '[data-testid="stPlotlyChart"] .js-plotly-plot')]
+_CHART_MARGINS_JS = """([selector, skip]) => [...document.querySelectorAll(selector)]
     .filter(chart => !chart.closest(skip))
     .map(chart => {
         const drawn = chart._fullLayout._size, asked = chart.layout.margin || {};
@@ -305,14 +304,13 @@ def test_charts_ask_for_the_margins_they_draw(chromium_browser, server_url, name
     # The main heatmap sizes its left and top only (the test above); its colour bar pushes.
     skip = ".st-key-heatmap-main"
     page.wait_for_function(
-        "([skip, count]) => [...document.querySelectorAll("
-        "'[data-testid=\"stPlotlyChart\"] .js-plotly-plot')]"
+        "([selector, skip, count]) => [...document.querySelectorAll(selector)]"
         ".filter(c => !c.closest(skip) && c._fullLayout).length >= count",
-        arg=[skip, charts],
+        arg=[PLOTLY, skip, charts],
         timeout=120_000,
     )
     page.wait_for_function(IDLE_JS)
-    measured = page.evaluate(_CHART_MARGINS_JS, skip)
+    measured = page.evaluate(_CHART_MARGINS_JS, [PLOTLY, skip])
     context.close()
     assert len(measured) == charts, f"expected {charts} charts on {name}, found {measured}"
     pushed = [
