@@ -46,8 +46,8 @@ def log_factorial(n: np.ndarray) -> np.ndarray:
 
 
 _log_factorials = log_factorial(np.arange(64))
-"""``log_factorial(0 .. N)``, grown on demand by ``log_factorial_run``: a wait's CDF is summed a
-dozen times per quantile, over ranges of the same few hundred ``n``."""
+"""``log_factorial(0 .. N)``, grown on demand by ``log_factorial_run``: the Poisson terms of the
+batching model and of ``MdcWait`` are summed over ranges of the same few hundred ``n``."""
 _log_factorials.setflags(write=False)
 
 
@@ -71,21 +71,6 @@ def poisson_pmf(mean: float, lo: int, hi: int) -> np.ndarray:
     if lo < 0:
         return np.exp(n * math.log(mean) - mean - log_factorial(n))
     return np.exp(n * math.log(mean) - mean - log_factorial_run(lo, hi))
-
-
-def poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:
-    """``P(Poisson(mean) <= n)`` for ``n = lo .. hi``; arguments below 0 give 0."""
-    out = np.zeros(hi - lo + 1)
-    if hi < 0:
-        return out
-    # Mass below mean - 40 sd is under e^-800, so summing from there is exact in double precision.
-    start = max(0, int(mean - 40.0 * math.sqrt(mean) - 40.0))
-    if hi < start:
-        return out
-    cumulative = np.minimum(np.cumsum(poisson_pmf(mean, start, hi)), 1.0)
-    first = max(lo, start)
-    out[first - lo :] = cumulative[first - start :]
-    return out
 
 
 def decay_rate(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
@@ -186,50 +171,27 @@ class MdcWait:
         return cls(c, a, queue_pmf, eta, needed <= MAX_STATES)
 
     def wait_cdf(self, x: float) -> float:
-        """``P(W <= x)`` for the wait ``W`` in units of ``D``."""
-        if x < 0.0:
-            return 0.0
-        c, a = self.servers, self.offered_load
-        whole = math.floor(x)
-        part = x - whole
-        top = (whole + 1) * c - 1
-        states = self.queue_pmf.size
-        # sum_n q_n P(Poisson(a (1 - y)) <= top - n), n = 0 .. states-1
-        cdf = poisson_cdf_run(a * (1.0 - part), top - states + 1, top)
-        return float(min(1.0, np.dot(self.queue_pmf, cdf[::-1])))
+        """``P(W <= x)`` for the wait ``W`` in units of ``D``: for ``x = kD + y``, the sum over
+        the queue's states ``n`` of ``q_n P(Poisson(a (1 - y/D)) <= (k + 1) c - 1 - n)``
+        (compiled: ``_mdc_kernel.wait_cdf``)."""
+        return kernels.module(kernels.MDC).wait_cdf(
+            self.queue_pmf, self.servers, self.offered_load, float(x), _SMALL_LOG_FACTORIALS
+        )
 
     def wait_quantile(self, probability: float) -> float:
         """The ``probability`` quantile of ``W`` (units of ``D``), to 1e-10 relative.
 
         Bracketed by doubling, then the Illinois variant of regula falsi (superlinear on the
-        smooth pieces of the CDF, never leaving the bracket).
+        smooth pieces of the CDF, never leaving the bracket); compiled
+        (``_mdc_kernel.wait_quantile``).
         """
-        if self.wait_cdf(0.0) >= probability:
-            return 0.0
-        lo, hi = 0.0, 1.0
-        while self.wait_cdf(hi) < probability:
-            lo, hi = hi, 2.0 * hi
-        f_lo = self.wait_cdf(lo) - probability
-        f_hi = self.wait_cdf(hi) - probability
-        side = 0
-        for _ in range(100):
-            x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
-            if not lo < x < hi:
-                x = 0.5 * (lo + hi)
-            f_x = self.wait_cdf(x) - probability
-            if f_x < 0.0:
-                lo, f_lo = x, f_x
-                if side == -1:
-                    f_hi *= 0.5
-                side = -1
-            else:
-                hi, f_hi = x, f_x
-                if side == 1:
-                    f_lo *= 0.5
-                side = 1
-            if hi - lo <= 1e-10 * hi or f_x == 0.0:
-                break
-        return hi if f_x >= 0.0 else x
+        return kernels.module(kernels.MDC).wait_quantile(
+            self.queue_pmf,
+            self.servers,
+            self.offered_load,
+            float(probability),
+            _SMALL_LOG_FACTORIALS,
+        )
 
     @property
     def wait_probability(self) -> float:

@@ -22,8 +22,8 @@ def warm_up() -> None:
     """Compile every kernel for the argument types the model passes (into the disk cache).
 
     ``fleet.batched_quantile`` compiles ``_fleet_kernel``'s loop (which calls ``_tail_kernel``'s
-    kernels with its own arrays); ``mdc.MdcWait.solve`` the exact M/D/c solve's
-    (``_mdc_kernel``).
+    kernels with its own arrays); ``mdc.MdcWait`` the exact M/D/c solve's
+    and its wait quantiles (``_mdc_kernel``).
     """
     cells = np.array([4.0, 32.0])
     mdc.decay_rate(cells, cells / 2.0)
@@ -33,7 +33,7 @@ def warm_up() -> None:
     batching.quantile_from_table(cells, cells, cells, cells, 0.01)
     fleet.batched_quantile(Workload(models_hosted=3), cells, cells / 4.0, 0.99)
     fleet.unbatched_quantile(Workload(dynamic_batching=False), cells, cells / 4.0, 0.99)
-    mdc.MdcWait.solve(2, 1.0)
+    mdc.MdcWait.solve(2, 1.0).wait_quantile(0.99)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def _capacity_per_ms(workload: Workload, replicas: np.ndarray) -> np.ndarray:
 def _results() -> list[np.ndarray]:
     """Every queueing kernel, through the functions that call it: the fleet's quantiles (with
     the tail kernels inside) from light load to past capacity, per cell and over a grid, with
-    and without the quantile table; the exact M/D/c solve."""
+    and without the quantile table; the exact M/D/c solve, its wait's CDF and quantiles."""
     rng = np.random.default_rng(SEED)
     results = []
     with np.errstate(all="ignore"):
@@ -53,7 +53,10 @@ def _results() -> list[np.ndarray]:
                 cells = [fleet.unbatched_quantile(workload, rates, replicas, quantiles)]
             results += [np.asarray(getattr(c, f.name)) for c in cells for f in fields(c)]
         for servers, load in ((1, 0.5), (8, 6.0), (16, 12.0), (64, 40.0)):
-            results.append(mdc.MdcWait.solve(servers, load).queue_pmf)
+            wait = mdc.MdcWait.solve(servers, load)
+            results.append(wait.queue_pmf)
+            results.append(np.array([wait.wait_cdf(x) for x in (0.0, 0.3, 1.7, 4.2)]))
+            results.append(np.array([wait.wait_quantile(q) for q in (0.5, 0.95, 0.99)]))
     return results
 
 
