@@ -167,7 +167,8 @@ def error_map(
         height=560,
         font=FONT,
         template=TEMPLATE,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        # Room for what is drawn around the plot: where plotly must widen a margin, it draws twice.
+        margin={"l": 84, "r": 92, "t": 50, "b": 131},
         legend={"orientation": "h", "y": -0.18},
     )
     return figure

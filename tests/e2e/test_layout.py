@@ -320,3 +320,42 @@ def test_charts_ask_for_the_margins_they_draw(chromium_browser, server_url, name
         if asked is None or drawn > asked
     ]
     assert not pushed, f"charts on {name} drawn with more margin than they ask for: {pushed}"
+
+
+# The charts a simulation draws, after what starts it: page -> (clicks, the chart's key).
+_SIMULATED_CHARTS = {
+    "lab": (
+        (
+            '[data-testid="stCheckbox"]:has-text("Check against a simulation") label',
+            '[data-testid="stExpander"] summary:has-text("Simulated latency distribution")',
+        ),
+        "st-key-lab-distribution",
+    ),
+    "heatmaps": (
+        ('button:has-text("Verify with simulation")',),
+        "st-key-heatmap-verify-error",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(_SIMULATED_CHARTS))
+def test_simulation_charts_ask_for_the_margins_they_draw(chromium_browser, server_url, name):
+    clicks, key = _SIMULATED_CHARTS[name]
+    context = _context(chromium_browser, LAPTOP)
+    page = context.new_page()
+    _open(page, f"{server_url}{PAGES[name]}", name)
+    for selector in clicks:
+        page.locator(selector).click()
+    chart = f".{key} {PLOTLY}"
+    page.wait_for_function(
+        "(selector) => document.querySelector(selector)?._fullLayout", arg=chart, timeout=300_000
+    )
+    page.wait_for_function(IDLE_JS)
+    measured = page.evaluate(_CHART_MARGINS_JS, [chart, ".none"])
+    context.close()
+    pushed = [
+        f"{side} {drawn} px, asked {asked}"
+        for side, (drawn, asked) in measured[0]["sides"].items()
+        if asked is None or drawn > asked
+    ]
+    assert not pushed, f"{key} drawn with more margin than it asks for: {pushed}"
