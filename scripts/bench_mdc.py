@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The exact M/D/c solve before (dense LU) and after (GTH state reduction), and the Lab's view.
+"""The exact M/D/c solve before (dense LU) and after (GTH state reduction), its wait quantiles
+before (numpy per CDF) and after (compiled), and the Lab's view.
 
     OPENBLAS_NUM_THREADS=1 python3 scripts/bench_mdc.py
 
@@ -8,6 +9,10 @@
 2. The Lab page's view on fresh inputs: ``sdlab_ui.cache._lab_view.__wrapped__(w, "queueing",
    ResidencyInputs())`` for the default ``Workload()`` at 300 rates from 100 to 2,500 rps, with
    the dense solve monkeypatched back in (before) and as it is (after): median and mean ms.
+3. Median ms for the three quantiles an exact evaluation asks (p50, p95, p99) over the same
+   servers x utilization, each CDF as small numpy calls (as it was) against the compiled search,
+   their largest relative difference; and the Lab's view as in 2 with the numpy quantiles
+   monkeypatched back in (before) and as it is (after).
 
 The kernel is compiled (or loaded from its cache) before any timing. OPENBLAS_NUM_THREADS=1 is
 how ``dev.py run`` serves the app.
@@ -46,6 +51,63 @@ def _dense_solve(cls, servers: int, offered_load: float) -> mdc.MdcWait:
     states = min(max(needed, 16), mdc.MAX_STATES)
     pmf = mdc.poisson_pmf(a, 0, c + states)
     return cls(c, a, mdc.dense_stationary(pmf, c, states), eta, needed <= mdc.MAX_STATES)
+
+
+def _numpy_poisson_cdf_run(mean: float, lo: int, hi: int) -> np.ndarray:
+    """``P(Poisson(mean) <= n)`` for ``n = lo .. hi``, as ``mdc`` summed it before."""
+    out = np.zeros(hi - lo + 1)
+    if hi < 0:
+        return out
+    start = max(0, int(mean - 40.0 * math.sqrt(mean) - 40.0))
+    if hi < start:
+        return out
+    cumulative = np.minimum(np.cumsum(mdc.poisson_pmf(mean, start, hi)), 1.0)
+    first = max(lo, start)
+    out[first - lo :] = cumulative[first - start :]
+    return out
+
+
+def _numpy_wait_cdf(self, x: float) -> float:
+    """``MdcWait.wait_cdf`` as it was: one Poisson CDF run in numpy per call."""
+    if x < 0.0:
+        return 0.0
+    whole = math.floor(x)
+    top = (whole + 1) * self.servers - 1
+    cdf = _numpy_poisson_cdf_run(
+        self.offered_load * (1.0 - (x - whole)), top - self.queue_pmf.size + 1, top
+    )
+    return float(min(1.0, np.dot(self.queue_pmf, cdf[::-1])))
+
+
+def _numpy_wait_quantile(self, probability: float) -> float:
+    """``MdcWait.wait_quantile`` as it was: the same search over ``_numpy_wait_cdf``."""
+    if _numpy_wait_cdf(self, 0.0) >= probability:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while _numpy_wait_cdf(self, hi) < probability:
+        lo, hi = hi, 2.0 * hi
+    f_lo, f_hi = _numpy_wait_cdf(self, lo) - probability, _numpy_wait_cdf(self, hi) - probability
+    side, x, f_x = 0, hi, f_hi
+    for _ in range(100):
+        x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        f_x = _numpy_wait_cdf(self, x) - probability
+        if f_x < 0.0:
+            lo, f_lo = x, f_x
+            f_hi *= 0.5 if side == -1 else 1.0
+            side = -1
+        else:
+            hi, f_hi = x, f_x
+            f_lo *= 0.5 if side == 1 else 1.0
+            side = 1
+        if hi - lo <= 1e-10 * hi or f_x == 0.0:
+            break
+    return hi if f_x >= 0.0 else x
+
+
+def _quantiles(wait: mdc.MdcWait, quantile) -> list[float]:
+    return [quantile(wait, q) for q in (0.5, 0.95, 0.99)]
 
 
 def _ms(function, *args, repeats: int) -> float:
@@ -103,6 +165,39 @@ def main() -> None:
     for name, times in (("before (dense)", before), ("after (GTH)", after)):
         print(
             f"  {name:15s} median {statistics.median(times):.2f} ms, "
+            f"mean {statistics.fmean(times):.2f} ms, max {max(times):.0f} ms"
+        )
+
+    compiled_quantile = mdc.MdcWait.wait_quantile
+    numpy_ms, compiled_ms, worst = [], [], 0.0
+    for servers in SERVERS:
+        for utilization in UTILIZATIONS:
+            wait = gth_solve(servers, servers * utilization)
+            repeats = 3 if utilization >= 0.99 else 20
+            numpy_ms.append(_ms(_quantiles, wait, _numpy_wait_quantile, repeats=repeats))
+            compiled_ms.append(_ms(_quantiles, wait, compiled_quantile, repeats=repeats))
+            for old, new in zip(
+                _quantiles(wait, _numpy_wait_quantile),
+                _quantiles(wait, compiled_quantile),
+                strict=True,
+            ):
+                worst = max(worst, abs(new - old) / old if old else abs(new))
+    print(f"p50, p95 and p99 of the wait over the same {len(numpy_ms)} cells:")
+    numpy_median, compiled_median = statistics.median(numpy_ms), statistics.median(compiled_ms)
+    print(
+        f"  median per three: numpy {numpy_median:.3f} ms, compiled {compiled_median:.3f} ms"
+        f" ({numpy_median / compiled_median:.1f}x); largest relative difference {worst:.1e}"
+    )
+    after = _lab_view_ms(view, residency)
+    mdc.MdcWait.wait_quantile = _numpy_wait_quantile
+    try:
+        before = _lab_view_ms(view, residency)
+    finally:
+        mdc.MdcWait.wait_quantile = compiled_quantile
+    print(f"Fresh Lab view, default Workload(), {RATES_RPS.size} rates 100..2500 rps:")
+    for name, times in (("before (numpy)", before), ("after (compiled)", after)):
+        print(
+            f"  {name:16s} median {statistics.median(times):.2f} ms, "
             f"mean {statistics.fmean(times):.2f} ms, max {max(times):.0f} ms"
         )
 
