@@ -17,8 +17,8 @@ With ``NUMBA_DISABLE_JIT=1`` the same function runs as plain Python (correct, bu
 few hundred states).
 
 The wait's CDF is a sum over the queue's states of Poisson CDFs; its quantile, a root search of a
-dozen or more CDFs. As small numpy calls that was most of an exact evaluation (three quantiles:
-~30 CDFs of ~8 calls each); compiled, a few microseconds.
+dozen or more CDFs. As small numpy calls (three quantiles: ~30 CDFs of ~8 calls each) that was
+most of an exact evaluation; compiled, the search is one call (``scripts/bench_mdc.py``).
 """
 
 from __future__ import annotations
