@@ -20,6 +20,7 @@ how ``dev.py run`` serves the app.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import sys
@@ -121,6 +122,36 @@ def _priority_ms(utilization: float) -> float:
     )
 
 
+@contextlib.contextmanager
+def _as_it_was(**methods):
+    """``MdcWait``'s methods named replaced by ``methods`` for the block (the code before)."""
+    kept = {name: vars(mdc.MdcWait)[name] for name in methods}
+    for name, method in methods.items():
+        setattr(mdc.MdcWait, name, method)
+    try:
+        yield
+    finally:
+        for name, method in kept.items():
+            setattr(mdc.MdcWait, name, method)
+
+
+def _print_lab_views(names: tuple[str, str], **methods_before) -> None:
+    """The fresh Lab view's times with ``methods_before`` (the code before) and as it is."""
+    from sdlab_ui.cache import ResidencyInputs, _lab_view
+
+    view, residency = _lab_view.__wrapped__, ResidencyInputs()
+    _lab_view_ms(view, residency)  # warm imports and caches below the view
+    after = _lab_view_ms(view, residency)
+    with _as_it_was(**methods_before):
+        before = _lab_view_ms(view, residency)
+    print(f"Fresh Lab view, default Workload(), {RATES_RPS.size} rates 100..2500 rps:")
+    for name, times in zip(names, (before, after), strict=True):
+        print(
+            f"  {name:16s} median {statistics.median(times):.2f} ms, "
+            f"mean {statistics.fmean(times):.2f} ms, max {max(times):.0f} ms"
+        )
+
+
 def _quantiles(wait: mdc.MdcWait, quantile) -> list[float]:
     return [quantile(wait, q) for q in (0.5, 0.95, 0.99)]
 
@@ -165,23 +196,7 @@ def main() -> None:
     print(f"  sum over the grid: dense {sum(dense):.0f} ms, GTH {sum(gth):.0f} ms")
     print(f"  largest |queue_pmf difference|: {worst:.1e}")
 
-    from sdlab_ui.cache import ResidencyInputs, _lab_view
-
-    view = _lab_view.__wrapped__
-    residency = ResidencyInputs()
-    _lab_view_ms(view, residency)  # warm imports and caches below the view
-    after = _lab_view_ms(view, residency)
-    mdc.MdcWait.solve = dense_solve
-    try:
-        before = _lab_view_ms(view, residency)
-    finally:
-        mdc.MdcWait.solve = gth_solve
-    print(f"Fresh Lab view, default Workload(), {RATES_RPS.size} rates 100..2500 rps:")
-    for name, times in (("before (dense)", before), ("after (GTH)", after)):
-        print(
-            f"  {name:15s} median {statistics.median(times):.2f} ms, "
-            f"mean {statistics.fmean(times):.2f} ms, max {max(times):.0f} ms"
-        )
+    _print_lab_views(("before (dense)", "after (GTH)"), solve=classmethod(_dense_solve))
 
     compiled_quantile = mdc.MdcWait.wait_quantile
     numpy_ms, compiled_ms, worst = [], [], 0.0
@@ -203,27 +218,12 @@ def main() -> None:
         f"  median per three: numpy {numpy_median:.3f} ms, compiled {compiled_median:.3f} ms"
         f" ({numpy_median / compiled_median:.1f}x); largest relative difference {worst:.1e}"
     )
-    after = _lab_view_ms(view, residency)
-    mdc.MdcWait.wait_quantile = _numpy_wait_quantile
-    try:
-        before = _lab_view_ms(view, residency)
-    finally:
-        mdc.MdcWait.wait_quantile = compiled_quantile
-    print(f"Fresh Lab view, default Workload(), {RATES_RPS.size} rates 100..2500 rps:")
-    for name, times in (("before (numpy)", before), ("after (compiled)", after)):
-        print(
-            f"  {name:16s} median {statistics.median(times):.2f} ms, "
-            f"mean {statistics.fmean(times):.2f} ms, max {max(times):.0f} ms"
-        )
+    _print_lab_views(("before (numpy)", "after (compiled)"), wait_quantile=_numpy_wait_quantile)
 
-    compiled_cdf = mdc.MdcWait.wait_cdf
     utilizations = (0.5, 0.8, 0.95)
     after = [_priority_ms(u) for u in utilizations]
-    mdc.MdcWait.wait_cdf, mdc.MdcWait.wait_quantile = _numpy_wait_cdf, _numpy_wait_quantile
-    try:
+    with _as_it_was(wait_cdf=_numpy_wait_cdf, wait_quantile=_numpy_wait_quantile):
         before = [_priority_ms(u) for u in utilizations]
-    finally:
-        mdc.MdcWait.wait_cdf, mdc.MdcWait.wait_quantile = compiled_cdf, compiled_quantile
     print("The Overload page's priority queue (priority_latency), median ms per evaluation:")
     for utilization, old, new in zip(utilizations, before, after, strict=True):
         print(f"  utilization {utilization}: numpy {old:.1f} ms, compiled {new:.1f} ms")
