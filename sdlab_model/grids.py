@@ -8,10 +8,11 @@ to cache (the UI's ``cache``). The axes span the sliders' full ranges, on the in
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from sdlab_model import design
 from sdlab_model.assessment import ModelName, p99_grid, p99_pairs
@@ -326,28 +327,36 @@ def scenario_lines(grid: P99Grid) -> list[str]:
     return lines
 
 
-def grid_frame(grid: P99Grid) -> pd.DataFrame:
-    """One row per cell: the two axes' values, p99 (``inf`` where unstable), utilization, whether
-    it meets the target and the recommended stage."""
+def grid_columns(grid: P99Grid) -> dict[str, np.ndarray]:
+    """One entry per cell in each column: the two axes' values, p99 (``inf`` where unstable),
+    utilization, whether it meets the target (1 or 0) and the recommended stage."""
     x, y = np.meshgrid(grid.x_values, grid.y_values)
-    return pd.DataFrame(
-        {
-            grid.x_name: x.ravel(),
-            grid.y_name: y.ravel(),
-            "p99_ms": grid.p99_ms.ravel(),
-            "utilization": grid.utilization.ravel(),
-            "meets_target": grid.meets_target.ravel().astype(int),
-            "stage": grid.stage_numbers.ravel().astype(int),
-        }
-    )
+    axes = {}
+    for name, values in ((grid.x_name, x), (grid.y_name, y)):
+        axes[name] = values.ravel().astype(int if NUMERIC_BY_NAME[name].integer else float)
+    return {
+        **axes,
+        "p99_ms": grid.p99_ms.ravel(),
+        "utilization": grid.utilization.ravel(),
+        "meets_target": grid.meets_target.ravel().astype(int),
+        "stage": grid.stage_numbers.ravel().astype(int),
+    }
+
+
+def _csv_cell(value) -> str:
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return "" if np.isnan(value) else f"{value:.6g}"
 
 
 def grid_csv(grid: P99Grid) -> str:
-    """The grid as CSV (``grid_frame``) after ``#`` comment lines naming the scenario it came
+    """The grid as CSV (``grid_columns``) after ``#`` comment lines naming the scenario it came
     from (``scenario_lines``): read it back with ``pandas.read_csv(path, comment="#")``."""
     header = "".join(f"# {line}\n" for line in ["sdlab p99 grid", *scenario_lines(grid)])
-    frame = grid_frame(grid)
-    for name in (grid.x_name, grid.y_name):
-        if NUMERIC_BY_NAME[name].integer:
-            frame[name] = frame[name].astype(int)
-    return header + frame.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+    columns = grid_columns(grid)
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(columns)
+    cells = [map(_csv_cell, column.tolist()) for column in columns.values()]
+    writer.writerows(zip(*cells, strict=True))
+    return header + text.getvalue()

@@ -1,4 +1,6 @@
 """``sdlab_model`` never imports a UI library: the model must run, and be tested, without one.
+Nor a data-frame library: the model is Python and numpy, and pandas with pyarrow would add
+~70 MB to every process that imports it, the server's simulation worker too.
 
 Two independent checks, since each misses what the other sees: a fresh interpreter imports every
 module of the package and looks at ``sys.modules`` (catches indirect imports through a
@@ -16,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = "sdlab_model"
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
-FORBIDDEN = ("streamlit", "plotly")
+FORBIDDEN = ("streamlit", "plotly", "pandas", "pyarrow")
 
 _IMPORT_ALL = f"""
 import importlib, json, pkgutil, sys
@@ -55,7 +57,7 @@ def test_importing_every_module_loads_no_ui_library():
         f"modules not imported: {sorted(source_modules - set(report['modules']))}"
     )
     loaded = sorted({name.split(".")[0] for name in report["loaded"] if _forbidden(name)})
-    assert not loaded, f"importing {PACKAGE} loaded UI libraries: {loaded}"
+    assert not loaded, f"importing {PACKAGE} loaded UI or data-frame libraries: {loaded}"
 
 
 _IMPORT_PUBLIC = f"""
@@ -112,4 +114,6 @@ def test_no_source_file_imports_a_ui_library():
         for line, name in _imported_names(ast.parse(path.read_text(), filename=str(path)))
         if _forbidden(name)
     ]
-    assert not offenders, "sdlab_model must not import UI libraries:\n" + "\n".join(offenders)
+    assert not offenders, "sdlab_model must not import UI or data-frame libraries:\n" + "\n".join(
+        offenders
+    )

@@ -104,9 +104,9 @@ def test_with_the_target_as_an_axis_the_slo_line_and_frontier_follow_it(y_name):
         "the SLO line does not separate cells over their own target from those within it"
     )
     assert np.all(over[~stable]), "unstable cells must lie over the line"
-    frame = grids.grid_frame(grid)
+    columns = grids.grid_columns(grid)
     assert np.array_equal(
-        frame["meets_target"].to_numpy(), (grid.p99_ms <= targets[None, :]).ravel().astype(int)
+        columns["meets_target"], (grid.p99_ms <= targets[None, :]).ravel().astype(int)
     ), "the CSV's meets_target is not each cell's own target"
     if y_name != "replicas":
         return
