@@ -98,6 +98,16 @@ def test_verify_rows_in_the_worker_are_the_full_grids_rows(child):
     assert np.array_equal(np.concatenate([ci for _, ci in rows]), bounds)
 
 
+def test_a_simulating_worker_loads_no_ui_or_data_frame_library(child):
+    """The worker's memory is the server's while it runs: a Verify row there must not pull in
+    Streamlit, plotly or pandas (pandas and pyarrow alone were ~65 MB of it)."""
+    child.call(simulate_grid, Workload(), grids.rate_axis(3), [2], n_requests=1_000, interval=True)
+    loaded = child.call(eval, "{name.split('.')[0] for name in __import__('sys').modules}")
+    assert "numba" in loaded, "the simulation ran without its compiled kernels"
+    heavy = loaded & {"streamlit", "plotly", "pandas", "pyarrow"}
+    assert not heavy, f"the simulation worker loaded {sorted(heavy)}"
+
+
 def test_a_job_runs_a_step_at_a_time_with_other_calls_between_its_steps(child):
     seen = []
 
