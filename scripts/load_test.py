@@ -228,33 +228,55 @@ class Tally:
 
 
 class RssSampler(threading.Thread):
-    """Samples the server's RSS (its children included) until stopped."""
+    """Samples the server's RSS (its children included) until stopped, and what each process
+    held at the peak (the server, its simulation worker, ``dot``: which one to look at)."""
 
     def __init__(self, pid: int, interval_s: float = 0.25) -> None:
         super().__init__(daemon=True)
         self.process = psutil.Process(pid)
         self.interval_s = interval_s
         self.samples_mb: list[float] = []
+        self.peak_parts_mb: dict[str, float] = {}
         self._stop_event = threading.Event()
 
-    def rss_mb(self) -> float:
-        total = 0
+    def parts_mb(self) -> dict[str, float]:
+        """RSS (MB) by process: "server", a Python child by its ``-m`` module, else its program."""
+        parts: dict[str, float] = {}
         for process in [self.process, *self.process.children(recursive=True)]:
             with contextlib.suppress(psutil.NoSuchProcess):  # a child that just exited
-                total += process.memory_info().rss
-        return total / MB
+                rss = process.memory_info().rss / MB
+                name = "server" if process.pid == self.process.pid else _process_name(process)
+                parts[name] = parts.get(name, 0.0) + rss
+        return parts
+
+    def rss_mb(self) -> float:
+        return sum(self.parts_mb().values())
 
     def run(self) -> None:
         while not self._stop_event.is_set():
             try:
-                self.samples_mb.append(self.rss_mb())
+                parts = self.parts_mb()
             except psutil.NoSuchProcess:
                 return
+            total = sum(parts.values())
+            if total > max(self.samples_mb, default=0.0):
+                self.peak_parts_mb = parts
+            self.samples_mb.append(total)
             self._stop_event.wait(self.interval_s)
 
     def stop(self) -> None:
         self._stop_event.set()
         self.join(timeout=5)
+
+
+def _process_name(process: psutil.Process) -> str:
+    with contextlib.suppress(psutil.Error):
+        command = process.cmdline()
+        if "-m" in command[:-1]:
+            return command[command.index("-m") + 1]
+        if command:
+            return Path(command[0]).name
+    return "?"
 
 
 class CpuSampler(threading.Thread):
@@ -1211,6 +1233,9 @@ def report(
     print(f"  server RSS (with children) start {rss_start_mb:,.0f} MB, peak {peak:,.0f} MB, "
           f"end {rss.samples_mb[-1] if rss.samples_mb else float('nan'):,.0f} MB "
           f"(target peak <= {target_rss_mb:.0f} MB)")  # fmt: skip
+    if len(rss.peak_parts_mb) > 1:
+        parts = sorted(rss.peak_parts_mb.items(), key=lambda part: -part[1])
+        print("    at the peak: " + ", ".join(f"{name} {mb:,.0f} MB" for name, mb in parts))
     after_met = True
     if after_mb is not None:
         after_met = after_mb <= HOSTILE_TARGET_AFTER_MB or args.hostile_mix == "classic"

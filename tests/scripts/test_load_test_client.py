@@ -186,3 +186,32 @@ def test_a_new_session_starts_holding_no_widget_and_no_kept_message_as_a_reload_
     _in_own_loop(visitor._run(None, "", load_test._is_headline_p99))
     first = visitor.socket.sent[0].rerun_script
     assert list(first.widget_states.widgets) == [] and list(first.cached_message_hashes) == []
+
+
+def test_the_memory_sampler_names_each_process_of_the_server_at_its_peak():
+    """The peak's split says which process to look at: the server itself, a Python child by its
+    ``-m`` module (the simulation worker), any other child by its program."""
+    import os
+    import subprocess
+
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "timeit", "-n1", "-r1", "__import__('time').sleep(5)"]
+        ),
+        subprocess.Popen(["sleep", "5"]),
+    ]
+    sampler = load_test.RssSampler(os.getpid(), interval_s=0.01)
+    try:
+        parts = sampler.parts_mb()
+        sampler.start()
+        while not sampler.peak_parts_mb:
+            sampler._stop_event.wait(0.01)
+    finally:
+        sampler.stop()
+        for child in children:
+            child.kill()
+            child.wait()
+    assert {"server", "timeit", "sleep"} <= set(parts), parts
+    assert set(sampler.peak_parts_mb) >= {"server", "timeit", "sleep"}, sampler.peak_parts_mb
+    assert sampler.rss_mb() > 0 and all(mb > 0 for mb in parts.values()), parts
+    assert max(sampler.samples_mb) == pytest.approx(sum(sampler.peak_parts_mb.values()))
