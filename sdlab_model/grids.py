@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -343,10 +344,12 @@ def grid_columns(grid: P99Grid) -> dict[str, np.ndarray]:
     }
 
 
-def _csv_cell(value) -> str:
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return "" if np.isnan(value) else f"{value:.6g}"
+def _csv_cell(value: float | int) -> str:
+    """A cell as pandas' ``to_csv(float_format="%.6g")`` writes it: an integer as it is, a float
+    to six significant digits (``inf`` for an unstable cell), NaN as an empty cell."""
+    if isinstance(value, int):
+        return str(value)
+    return "" if math.isnan(value) else f"{value:.6g}"
 
 
 def grid_csv(grid: P99Grid) -> str:
