@@ -204,7 +204,7 @@ def test_the_memory_sampler_names_each_process_of_the_server_at_its_peak():
     try:
         parts = sampler.parts_mb()
         sampler.start()
-        while not sampler.peak_parts_mb:
+        while not sampler.peak_parts_mb and sampler.is_alive():  # its first sample
             sampler._stop_event.wait(0.01)
     finally:
         sampler.stop()
