@@ -22,8 +22,8 @@ def warm_up() -> None:
     """Compile every kernel for the argument types the model passes (into the disk cache).
 
     ``fleet.batched_quantile`` compiles ``_fleet_kernel``'s loop (which calls ``_tail_kernel``'s
-    kernels with its own arrays); ``mdc.MdcWait`` the exact M/D/c solve's
-    and its wait quantiles (``_mdc_kernel``).
+    kernels with its own arrays); ``mdc.MdcWait`` the exact M/D/c solve's and its wait
+    quantiles' (``_mdc_kernel``).
     """
     cells = np.array([4.0, 32.0])
     mdc.decay_rate(cells, cells / 2.0)

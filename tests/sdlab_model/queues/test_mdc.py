@@ -86,3 +86,11 @@ def test_the_comparison_catches_a_kernel_that_drops_one_update(monkeypatch):
     broken, _ = solve_skipping(len(calls) - 1)
     gap = float(np.max(np.abs(broken - reference)))
     assert gap > 1e-6, f"a dropped update moved the solution by only {gap:.2e}"
+
+
+def test_the_compiled_wait_uses_the_models_log_factorial():
+    """The wait's kernel keeps its own copy of ``mdc.log_factorial`` (a kernel imports nothing
+    above it): the two must not drift apart."""
+    n = np.arange(3_000)
+    compiled = [_mdc_kernel.log_factorial(int(k), mdc._SMALL_LOG_FACTORIALS) for k in n]
+    np.testing.assert_allclose(compiled, mdc.log_factorial(n), rtol=1e-15, atol=0)
