@@ -213,5 +213,6 @@ def test_the_memory_sampler_names_each_process_of_the_server_at_its_peak():
             child.wait()
     assert {"server", "timeit", "sleep"} <= set(parts), parts
     assert set(sampler.peak_parts_mb) >= {"server", "timeit", "sleep"}, sampler.peak_parts_mb
-    assert sampler.rss_mb() > 0 and all(mb > 0 for mb in parts.values()), parts
+    # Only these three: the test process may have other children (a browser's, one exiting).
+    assert all(parts[name] > 0 for name in ("server", "timeit", "sleep")), parts
     assert max(sampler.samples_mb) == pytest.approx(sum(sampler.peak_parts_mb.values()))
